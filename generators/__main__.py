@@ -1,0 +1,49 @@
+"""``python -m generators [--out DIR] [NAME ...]``: rebuild artifacts and rewrite their manifests.
+
+Artifacts go to ``--out`` (kept, e.g. for publishing) or a temporary folder; manifests go to ``manifests/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from tqdm import tqdm
+
+from generators.artifacts import build_folder
+from generators.catalogue import entries
+
+MANIFESTS = Path(__file__).resolve().parent.parent / "manifests"
+
+
+def manifest_path(root: Path, name: str, version: str) -> Path:
+    """Where the manifest of ``name@version`` lives under ``root``."""
+    family, short = name.split("/", 1)
+    return root / family / short / f"{version}.json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m generators", description=__doc__)
+    parser.add_argument("names", nargs="*", help="datasets to rebuild (default: all)")
+    parser.add_argument("--out", type=Path, help="keep the artifacts here, one folder per dataset version")
+    parser.add_argument("--manifests", type=Path, default=MANIFESTS, help="manifest root (default: %(default)s)")
+    args = parser.parse_args(argv)
+    chosen = [e for e in entries() if not args.names or e.name in args.names]
+    unknown = set(args.names) - {e.name for e in chosen}
+    if unknown:
+        parser.error(f"unknown dataset(s): {', '.join(sorted(unknown))}")
+    with tempfile.TemporaryDirectory() as scratch:
+        out = args.out or Path(scratch)
+        for entry in tqdm(chosen, desc="building", unit="dataset", file=sys.stderr):
+            _, document = build_folder(entry, out / entry.name / entry.version)
+            target = manifest_path(args.manifests, entry.name, entry.version)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,203 @@
+"""The verified local cache: layout, per-version lock, temp -> verify -> rename, ``COMPLETE`` marker.
+
+Layout: ``<root>/<family>/<name>/<version>/`` holds the manifest's files plus one ``.npy`` per column (memory-mapped
+by loads), and ``COMPLETE``, written last, records every file's size, mtime and hash. A load compares sizes and
+mtimes only; anything that changed is re-verified and repaired, or the entry is dropped and fetched again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from filelock import FileLock
+
+from tgbhub.columns import read_parquet_columns
+from tgbhub.errors import IntegrityError
+from tgbhub.hashing import content_digest, file_sha256
+from tgbhub.manifest import FileEntry, Manifest
+
+MARKER = "COMPLETE"
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What a source put in the staging folder: file paths, and the columns if it already has them in memory."""
+
+    files: Mapping[str, Path]
+    columns: Mapping[str, Mapping[str, np.ndarray]] | None = None
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """A verified dataset version in the cache."""
+
+    folder: Path
+    files: Mapping[str, Path]
+    columns: Mapping[str, Mapping[str, Path]]
+
+
+def version_dir(root: Path, manifest: Manifest) -> Path:
+    """``<root>/<family>/<name>/<version>``; names were validated before they reached a manifest."""
+    return root / manifest.family / manifest.short_name / manifest.version
+
+
+def column_file(entry: FileEntry, column: str) -> str:
+    return f"{entry.name}.{column}.npy"
+
+
+def _stat_record(path: Path) -> dict[str, int]:
+    info = path.stat()
+    return {"size": info.st_size, "mtime_ns": info.st_mtime_ns}
+
+
+def _unchanged(path: Path, record: Mapping[str, Any]) -> bool:
+    try:
+        return _stat_record(path) == {"size": record["size"], "mtime_ns": record["mtime_ns"]}
+    except OSError:
+        return False
+
+
+def _read_marker(folder: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((folder / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _write_atomic_text(path: Path, text: str) -> None:
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, path)
+
+
+def _entry(folder: Path, manifest: Manifest) -> CacheEntry:
+    return CacheEntry(folder=folder, files={f.name: folder / f.name for f in manifest.files},
+                      columns={f.name: {c: folder / column_file(f, c) for c in f.columns} for f in manifest.files})
+
+
+def verify_file(entry: FileEntry, path: Path) -> tuple[str, dict[str, np.ndarray] | None]:
+    """Check a file against its manifest entry; return how (``"sha256"`` or ``"digest"``) and any decoded columns.
+
+    Bytes that equal the published sha256 pass. Otherwise, when the manifest has a logical digest (files rebuilt with
+    another writer version), the values decoded from the file must equal it.
+
+    Raises:
+        IntegrityError: naming the file and both hashes, if neither check passes.
+    """
+    actual = file_sha256(path)
+    if actual == entry.sha256:
+        return "sha256", None
+    fix = "The bytes are not the published data; nothing was installed."
+    if entry.digest is None:
+        raise IntegrityError(f"{entry.name}: sha256", entry.sha256, actual, fix)
+    values = read_parquet_columns(path, entry.columns)
+    actual_digest = content_digest(values)
+    if actual_digest != entry.digest:
+        raise IntegrityError(f"{entry.name}: sha256 and content digest", f"sha256 {entry.sha256} or digest "
+                             f"{entry.digest}", f"sha256 {actual} and digest {actual_digest}", fix)
+    return "digest", values
+
+
+def _write_columns(folder: Path, entry: FileEntry, values: Mapping[str, np.ndarray]) -> dict[str, dict[str, int]]:
+    records = {}
+    for column in entry.columns:
+        final = folder / column_file(entry, column)
+        temp = final.with_name(f".{final.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+        with open(temp, "wb") as handle:
+            np.save(handle, np.ascontiguousarray(values[column]), allow_pickle=False)
+        os.replace(temp, final)
+        records[column] = _stat_record(final)
+    return records
+
+
+def lookup(manifest: Manifest, root: Path) -> CacheEntry | None:
+    """The cached entry if it is complete and untouched (or repairable); ``None`` means fetch it again.
+
+    Files whose size or mtime changed since install are re-verified: a good artifact only gets its record refreshed,
+    damaged column files are re-derived from their verified artifact, and a damaged artifact invalidates the entry.
+    """
+    folder = version_dir(root, manifest)
+    marker = _read_marker(folder)
+    if marker is None or marker.get("version") != manifest.version or marker.get("name") != manifest.name:
+        return None
+    changed = False
+    for entry in manifest.files:
+        record = marker["files"].get(entry.name)
+        if record is None or record.get("sha256") != entry.sha256 and record.get("verified_by") != "digest":
+            return None
+        path = folder / entry.name
+        if not _unchanged(path, record):
+            if not path.exists() or file_sha256(path) != record["sha256"]:
+                return None
+            record.update(_stat_record(path))
+            changed = True
+        columns = marker["columns"].get(entry.name, {})
+        if any(not _unchanged(folder / column_file(entry, c), columns.get(c, {})) for c in entry.columns):
+            values = read_parquet_columns(path, entry.columns)
+            if content_digest(values) != entry.digest:
+                return None
+            marker["columns"][entry.name] = _write_columns(folder, entry, values)
+            changed = True
+    if changed:
+        _write_atomic_text(folder / MARKER, json.dumps(marker, indent=1))
+    return _entry(folder, manifest)
+
+
+def install(manifest: Manifest, root: Path, fetch: Callable[[Path], Fetched]) -> tuple[CacheEntry, bool]:
+    """Fetch into a private staging folder, verify, then move into place; return ``(entry, installed_now)``.
+
+    A per-version file lock makes concurrent processes fetch once: the second finds the first's entry. Correctness
+    does not rest on the lock: every file takes its final name only after verification, ``COMPLETE`` last.
+
+    Raises:
+        IntegrityError: if fetched bytes do not match the manifest (the staging folder is removed).
+        Exception: whatever ``fetch`` raises, after removing the staging folder.
+    """
+    folder = version_dir(root, manifest)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder) + ".lock"):
+        existing = lookup(manifest, root)
+        if existing is not None:
+            return existing, False
+        staging = folder.parent / f".{manifest.version}.{os.getpid()}.{uuid.uuid4().hex}.staging"
+        staging.mkdir()
+        try:
+            fetched = fetch(staging)
+            marker = _verify_and_move(manifest, fetched, staging, folder)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        _write_atomic_text(folder / MARKER, json.dumps(marker, indent=1))
+    return _entry(folder, manifest), True
+
+
+def _verify_and_move(manifest: Manifest, fetched: Fetched, staging: Path, folder: Path) -> dict[str, Any]:
+    verified = {}
+    for entry in manifest.files:
+        path = fetched.files.get(entry.name)
+        if path is None:
+            raise IntegrityError(f"{manifest.name}@{manifest.version}: file {entry.name}", "present", "missing",
+                                 "The source served an incomplete dataset; nothing was installed.")
+        how, decoded = verify_file(entry, path)
+        # Columns a source holds in memory produced the verified bytes; decoded ones are the verified bytes.
+        given = decoded if decoded is not None else (fetched.columns or {}).get(entry.name)
+        verified[entry.name] = (how, given)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / MARKER).unlink(missing_ok=True)
+    marker: dict[str, Any] = {"name": manifest.name, "version": manifest.version, "files": {}, "columns": {}}
+    for entry in manifest.files:
+        how, given = verified[entry.name]
+        final = folder / entry.name
+        os.replace(fetched.files[entry.name], final)
+        sha = entry.sha256 if how == "sha256" else file_sha256(final)
+        marker["files"][entry.name] = {**_stat_record(final), "sha256": sha, "verified_by": how}
+        values = given if given is not None else read_parquet_columns(final, entry.columns)
+        marker["columns"][entry.name] = _write_columns(folder, entry, values)
+    return marker

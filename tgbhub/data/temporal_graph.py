@@ -1,0 +1,115 @@
+"""Discrete-time temporal graphs as numpy views over verified, memory-mapped cache files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tgbhub.errors import InvalidNameError
+from tgbhub.manifest import Manifest
+
+
+@dataclass(frozen=True)
+class SnapshotRange:
+    """The rows of snapshots ``start <= t < stop``: zero-copy slices of the dataset's columns."""
+
+    name: str
+    start: int
+    stop: int
+    t: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+
+    @property
+    def num_snapshots(self) -> int:
+        return self.stop - self.start
+
+    def snapshots(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """Yield ``(t, src, dst)`` for every snapshot of the range, empty ones included."""
+        bounds = np.searchsorted(self.t, np.arange(self.start, self.stop + 1))
+        for offset in range(self.num_snapshots):
+            lo, hi = bounds[offset], bounds[offset + 1]
+            yield self.start + offset, self.src[lo:hi], self.dst[lo:hi]
+
+
+class TemporalGraphDataset:
+    """A discrete-time temporal graph: rows sorted by ``(t, src, dst)``, ``t`` the 0-based snapshot index.
+
+    Built from already-verified columns; the constructor does no I/O.
+    """
+
+    def __init__(self, manifest: Manifest, columns: Mapping[str, np.ndarray], source: str) -> None:
+        self.manifest = manifest
+        self.source = source
+        self.t: np.ndarray = columns["t"]
+        self.src: np.ndarray = columns["src"]
+        self.dst: np.ndarray = columns["dst"]
+
+    name = property(lambda self: self.manifest.name)
+    version = property(lambda self: self.manifest.version)
+    num_nodes = property(lambda self: int(self.manifest.graph["num_nodes"]))
+    num_snapshots = property(lambda self: int(self.manifest.graph["num_snapshots"]))
+    splits = property(lambda self: self.manifest.splits)
+    task = property(lambda self: self.manifest.task)
+
+    @property
+    def digest(self) -> str:
+        """The logical content digest of the edge file these rows came from."""
+        return self.manifest.file(self.manifest.graph["edges_file"]).digest or ""
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.t)
+
+    def split(self, name: str) -> SnapshotRange:
+        """The rows of one split.
+
+        Raises:
+            InvalidNameError: if the dataset has no split ``name`` (the message lists the ones it has).
+        """
+        if name not in self.splits:
+            raise InvalidNameError(f"{self.name}@{self.version} has no split {name!r}; its splits are "
+                                   f"{', '.join(self.splits)}")
+        start, stop = self.splits[name]
+        return self._range(name, start, stop)
+
+    def _range(self, name: str, start: int, stop: int) -> SnapshotRange:
+        lo, hi = np.searchsorted(self.t, [start, stop])
+        return SnapshotRange(name, start, stop, self.t[lo:hi], self.src[lo:hi], self.dst[lo:hi])
+
+    def snapshots(self, split: str | None = None) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """Yield ``(t, src, dst)`` for every snapshot (of ``split``, if given), empty snapshots included.
+
+        Raises:
+            InvalidNameError: if ``split`` is not one of the dataset's splits.
+        """
+        chosen = self.split(split) if split is not None else self._range("all", 0, self.num_snapshots)
+        return chosen.snapshots()
+
+    def to_torch(self, device: Any = None) -> dict[str, Any]:
+        """The columns as int64 torch tensors on ``device`` (default: CUDA when available, else CPU).
+
+        Raises:
+            ModuleNotFoundError: if torch is not installed (``pip install 'tgbhub[torch]'``).
+        """
+        try:
+            import torch
+        except ModuleNotFoundError as exc:
+            raise ModuleNotFoundError("to_torch needs PyTorch: pip install 'tgbhub[torch]'") from exc
+        target = torch.device(device) if device is not None else torch.device(
+            "cuda" if torch.cuda.is_available() else "cpu")
+        return {name: torch.from_numpy(np.asarray(getattr(self, name), dtype=np.int64)).to(target)
+                for name in ("src", "dst", "t")}
+
+    def card(self) -> dict[str, Any]:
+        """A summary a person reads first: sizes, splits, digest and where the bytes came from."""
+        return {"name": self.name, "version": self.version, "source": self.source, "num_nodes": self.num_nodes,
+                "num_rows": self.num_rows, "num_snapshots": self.num_snapshots,
+                "splits": {k: list(v) for k, v in self.splits.items()}, "digest": self.digest}
+
+    def __repr__(self) -> str:
+        return (f"TemporalGraphDataset({self.name}@{self.version}: {self.num_nodes} nodes, {self.num_rows} rows, "
+                f"{self.num_snapshots} snapshots, source={self.source!r})")

@@ -1,0 +1,180 @@
+"""Croissant 1.1 JSON-LD manifests, parsed into frozen dataclasses.
+
+A manifest is the single source of per-dataset facts: files and their hashes, the recipe that rebuilds them, resolved
+splits, the evaluation task and statistics. Code branches on these attributes, never on a dataset's name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from tgbhub.errors import ManifestError
+
+CROISSANT_CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
+TGBHUB_NAMESPACE = "https://tgbhub.dev/ns#"
+#: Our blocks, stored as JSON literals under the tgbhub namespace so Croissant tools keep them verbatim.
+EXTENSION_KEYS = ("recipe", "digest", "graph", "splits", "task", "stats", "knownDiscrepancies")
+
+_STANDARD_CONTEXT: dict[str, Any] = {
+    "@language": "en", "@vocab": "https://schema.org/", "citeAs": "cr:citeAs", "column": "cr:column",
+    "conformsTo": "dct:conformsTo", "cr": "http://mlcommons.org/croissant/", "rai": "http://mlcommons.org/croissant/RAI/",
+    "data": {"@id": "cr:data", "@type": "@json"}, "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "dct": "http://purl.org/dc/terms/", "equivalentProperty": "cr:equivalentProperty",
+    "examples": {"@id": "cr:examples", "@type": "@json"}, "extract": "cr:extract", "field": "cr:field",
+    "fileProperty": "cr:fileProperty", "fileObject": "cr:fileObject", "fileSet": "cr:fileSet", "format": "cr:format",
+    "includes": "cr:includes", "isLiveDataset": "cr:isLiveDataset", "jsonPath": "cr:jsonPath", "key": "cr:key",
+    "md5": "cr:md5", "parentField": "cr:parentField", "path": "cr:path", "recordSet": "cr:recordSet",
+    "references": "cr:references", "regex": "cr:regex", "repeated": "cr:repeated", "replace": "cr:replace",
+    "samplingRate": "cr:samplingRate", "sc": "https://schema.org/", "separator": "cr:separator", "source": "cr:source",
+    "subField": "cr:subField", "transform": "cr:transform",
+}
+
+
+def croissant_context() -> dict[str, Any]:
+    """The standard Croissant 1.1 ``@context`` plus the ``tgbhub`` prefix and our JSON-literal terms."""
+    context = dict(_STANDARD_CONTEXT)
+    context["tgbhub"] = TGBHUB_NAMESPACE
+    for key in EXTENSION_KEYS:
+        context[key] = {"@id": f"tgbhub:{key}", "@type": "@json"}
+    return context
+
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_SIZE = re.compile(r"^(\d+) B$")
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One artifact file: where it lives relative to the dataset folder, its bytes' hash and its logical digest."""
+
+    name: str
+    sha256: str
+    size: int
+    encoding: str
+    digest: str | None
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Everything needed to rebuild the files exactly."""
+
+    generator: str
+    version: str
+    params: Mapping[str, Any]
+    seed: int
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A parsed dataset-version manifest."""
+
+    name: str
+    version: str
+    description: str
+    license: str
+    files: tuple[FileEntry, ...]
+    recipe: Recipe | None
+    graph: Mapping[str, Any]
+    splits: Mapping[str, tuple[int, int]]
+    task: Mapping[str, Any]
+    stats: Mapping[str, Any]
+    known_discrepancies: tuple[Mapping[str, Any], ...]
+    raw: Mapping[str, Any] = field(repr=False, compare=False)
+
+    @property
+    def family(self) -> str:
+        return self.name.split("/", 1)[0]
+
+    @property
+    def short_name(self) -> str:
+        return self.name.split("/", 1)[1]
+
+    def file(self, name: str) -> FileEntry:
+        """The file entry called ``name``.
+
+        Raises:
+            ManifestError: if the manifest declares no such file.
+        """
+        for entry in self.files:
+            if entry.name == name:
+                return entry
+        raise ManifestError(f"{self.name}@{self.version} declares no file {name!r}; it has "
+                            f"{', '.join(f.name for f in self.files)}")
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _require(doc: Mapping[str, Any], key: str, where: str) -> Any:
+    if key not in doc:
+        raise ManifestError(f"{where} has no {key!r}; regenerate it with scripts/build_manifests")
+    return doc[key]
+
+
+def _parse_file(obj: Mapping[str, Any], digests: Mapping[str, Any], where: str) -> FileEntry:
+    name = _require(obj, "contentUrl", where)
+    sha = _require(obj, "sha256", f"{where} file {name!r}")
+    if not _SHA256.match(sha):
+        raise ManifestError(f"{where} file {name!r} has sha256 {sha!r}, which is not 64 lower-case hex digits")
+    size_text = _require(obj, "contentSize", f"{where} file {name!r}")
+    size = _SIZE.match(str(size_text))
+    if size is None:
+        raise ManifestError(f"{where} file {name!r} has contentSize {size_text!r}; expected '<bytes> B'")
+    digest = digests.get(name, {})
+    if name.startswith("/") or ".." in name.split("/"):
+        raise ManifestError(f"{where} file {name!r} is not a path inside the dataset folder")
+    return FileEntry(name=name, sha256=sha, size=int(size.group(1)), encoding=obj.get("encodingFormat", ""),
+                     digest=digest.get("value"), columns=tuple(digest.get("columns", ())))
+
+
+def parse_manifest(doc: Mapping[str, Any]) -> Manifest:
+    """Build a :class:`Manifest` from a Croissant JSON-LD document.
+
+    Raises:
+        ManifestError: if a required field is missing or malformed.
+    """
+    where = f"manifest {doc.get('name', '<unnamed>')!r}"
+    if doc.get("conformsTo") != CROISSANT_CONFORMS_TO:
+        raise ManifestError(f"{where} conformsTo {doc.get('conformsTo')!r}; expected {CROISSANT_CONFORMS_TO!r}")
+    digests = {d["file"]: d for d in doc.get("digest", [])}
+    files = tuple(_parse_file(obj, digests, where) for obj in _require(doc, "distribution", where))
+    recipe_doc = doc.get("recipe")
+    recipe = None
+    if recipe_doc is not None:
+        recipe = Recipe(generator=_require(recipe_doc, "generator", f"{where} recipe"),
+                        version=_require(recipe_doc, "version", f"{where} recipe"),
+                        params=_frozen(_require(recipe_doc, "params", f"{where} recipe")),
+                        seed=int(_require(recipe_doc, "seed", f"{where} recipe")))
+    splits = {name: (int(lo), int(hi)) for name, (lo, hi) in _require(doc, "splits", where)["boundaries"].items()}
+    return Manifest(
+        name=_require(doc, "name", where), version=str(_require(doc, "version", where)),
+        description=doc.get("description", ""), license=doc.get("license", ""), files=files, recipe=recipe,
+        graph=_frozen(_require(doc, "graph", where)), splits=MappingProxyType(splits),
+        task=_frozen(_require(doc, "task", where)), stats=_frozen(doc.get("stats", {})),
+        known_discrepancies=tuple(_frozen(d) for d in doc.get("knownDiscrepancies", [])), raw=_frozen(doc))
+
+
+def read_manifest(path: str | os.PathLike[str]) -> Manifest:
+    """Parse the manifest file at ``path``.
+
+    Raises:
+        ManifestError: if the file is not valid JSON or not a valid manifest.
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            doc = json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise ManifestError(f"manifest {os.fspath(path)!r} is not valid JSON ({exc}); restore it from git") from exc
+    return parse_manifest(doc)

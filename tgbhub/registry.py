@@ -1,0 +1,125 @@
+"""Dataset names, versions and the catalogue of manifests.
+
+Names are checked before any path is built from them; the catalogue is read lazily, on first use.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from tgbhub.errors import DatasetNotFoundError, InvalidNameError, VersionNotFoundError
+from tgbhub.manifest import Manifest, read_manifest
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._~-]*$")
+_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+_EXAMPLE = "'t-grab/ce-64' or 't-grab/ce-64@1.0.0'"
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A validated ``family/name`` plus an optional exact version."""
+
+    name: str
+    version: str | None
+
+    @property
+    def family(self) -> str:
+        return self.name.split("/", 1)[0]
+
+
+def _check_version(version: str, text: str) -> str:
+    bare = version[1:] if version.startswith("v") else version
+    if not _VERSION.match(bare):
+        raise InvalidNameError(f"version {version!r} in {text!r} is not semver MAJOR.MINOR.PATCH; e.g. {_EXAMPLE}")
+    return bare
+
+
+def parse_reference(text: str, version: str | None = None) -> Reference:
+    """Validate a dataset reference ``family/name[@version]``.
+
+    Raises:
+        InvalidNameError: on anything but lower-case ``family/name`` (letters, digits, ``-``, ``.``, ``_``), a
+            ``..`` segment, an absolute path, whitespace, a malformed version, or two different versions.
+    """
+    if not isinstance(text, str):
+        raise InvalidNameError(f"dataset name must be a string like {_EXAMPLE}, got {type(text).__name__}")
+    name, _, pinned = text.partition("@")
+    if not _NAME.match(name) or ".." in name:
+        raise InvalidNameError(f"invalid dataset name {text!r}: use lower-case 'family/name' with letters, digits, "
+                               f"'-', '.' or '_' (no spaces, '..', leading '/' or second '/'), e.g. {_EXAMPLE}")
+    chosen = [_check_version(v, text) for v in (pinned or None, version) if v]
+    if len(set(chosen)) > 1:
+        raise InvalidNameError(f"{text!r} pins version {chosen[0]} but version={version!r} was also given; "
+                               "pass only one of them")
+    return Reference(name=name, version=chosen[0] if chosen else None)
+
+
+def natural_key(name: str) -> list[object]:
+    """Sort key that orders ``ce-4`` before ``ce-16``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """Sort key of a semver string."""
+    return tuple(int(part) for part in version.split("."))
+
+
+def default_manifest_root() -> Path:
+    """The manifests shipped with tgbhub: inside the wheel, or the repository's ``manifests/`` in a checkout."""
+    package = Path(__file__).resolve().parent
+    bundled = package / "_manifests"
+    return bundled if bundled.is_dir() else package.parent / "manifests"
+
+
+class Registry:
+    """The catalogue of dataset versions under a manifest root (``<root>/<family>/<name>/<version>.json``)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self._root = root
+
+    @property
+    def root(self) -> Path:
+        return self._root if self._root is not None else default_manifest_root()
+
+    @cached_property
+    def _index(self) -> dict[str, dict[str, Path]]:
+        index: dict[str, dict[str, Path]] = {}
+        for path in sorted(self.root.glob("*/*/*.json")):
+            name = f"{path.parent.parent.name}/{path.parent.name}"
+            index.setdefault(name, {})[path.stem] = path
+        return index
+
+    def names(self, family: str | None = None) -> list[str]:
+        """Every dataset name, optionally only those of one family, sorted."""
+        return sorted((n for n in self._index if family is None or n.split("/", 1)[0] == family), key=natural_key)
+
+    def families(self) -> list[str]:
+        return sorted({n.split("/", 1)[0] for n in self._index})
+
+    def versions(self, name: str) -> list[str]:
+        """The versions of ``name``, oldest first.
+
+        Raises:
+            DatasetNotFoundError: with close names as suggestions, if ``name`` is unknown.
+        """
+        if name not in self._index:
+            raise DatasetNotFoundError(name, difflib.get_close_matches(name, list(self._index), n=3, cutoff=0.6))
+        return sorted(self._index[name], key=version_key)
+
+    def resolve(self, reference: Reference) -> Manifest:
+        """The manifest of a reference's pinned version, or of the newest version.
+
+        Raises:
+            DatasetNotFoundError: if the dataset is unknown.
+            VersionNotFoundError: if the pinned version does not exist.
+            ManifestError: if the manifest file is malformed.
+        """
+        available = self.versions(reference.name)
+        version = reference.version or available[-1]
+        if version not in available:
+            raise VersionNotFoundError(reference.name, version, available)
+        return read_manifest(self._index[reference.name][version])

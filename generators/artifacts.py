@@ -15,7 +15,7 @@ from generators.catalogue import GENERATORS, Entry
 from generators.edges import TemporalEdges
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest, file_sha256
-from tgbhub.manifest import CROISSANT_CONFORMS_TO, Recipe, croissant_context
+from tgbhub.manifest import CROISSANT_CONFORMS_TO, Recipe, croissant_context, plain
 
 EDGES_FILE = "edges.parquet"
 PUBLISHED = "2026-11-21"
@@ -39,15 +39,7 @@ def generate(recipe: Recipe | Mapping[str, Any]) -> TemporalEdges:
     if spec.version != version:
         raise GenerationError(f"recipe needs {name} version {version}, this tgbhub has {spec.version}; install the "
                               "tgbhub release that matches the dataset version, or fetch it from the hub")
-    return spec.generate(_thawed(params), int(seed))
-
-
-def _thawed(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _thawed(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_thawed(v) for v in value]
-    return value
+    return spec.generate(plain(params), int(seed))
 
 
 def write_edges(edges: TemporalEdges, path: str | os.PathLike[str]) -> None:

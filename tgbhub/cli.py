@@ -11,7 +11,7 @@ from typing import Any
 
 from tgbhub import api
 from tgbhub.errors import TgbhubError
-from tgbhub.manifest import Manifest
+from tgbhub.manifest import Manifest, plain
 from tgbhub.progress import track
 
 
@@ -45,9 +45,9 @@ def cmd_info(args: argparse.Namespace) -> int:
     manifest = api.resolve(args.name)
     info = {**_summary(manifest), "versions": api.registry().versions(manifest.name),
             "description": manifest.description, "splits": {k: list(v) for k, v in manifest.splits.items()},
-            "recipe": _plain(manifest.raw.get("recipe")), "task": _plain(manifest.task),
+            "recipe": plain(manifest.raw.get("recipe")), "task": plain(manifest.task),
             "files": [{"name": f.name, "sha256": f.sha256, "size": f.size, "digest": f.digest} for f in manifest.files],
-            "known_discrepancies": _plain(manifest.known_discrepancies)}
+            "known_discrepancies": plain(manifest.known_discrepancies)}
     if args.json:
         print(json.dumps(info, indent=1))
         return 0
@@ -58,14 +58,6 @@ def cmd_info(args: argparse.Namespace) -> int:
     for item in info["known_discrepancies"]:
         print(f"{'discrepancy':>14}: {item.get('field')}: paper {item.get('paper')} vs ours {item.get('ours', '-')}")
     return 0
-
-
-def _plain(value: Any) -> Any:
-    if hasattr(value, "items"):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def cmd_get(args: argparse.Namespace) -> int:

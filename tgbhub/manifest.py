@@ -117,6 +117,15 @@ def _frozen(value: Any) -> Any:
     return value
 
 
+def plain(value: Any) -> Any:
+    """A frozen manifest value turned back into plain dicts and lists (for JSON output and generators)."""
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
 def _require(doc: Mapping[str, Any], key: str, where: str) -> Any:
     if key not in doc:
         raise ManifestError(f"{where} has no {key!r}; regenerate it with scripts/build_manifests")

@@ -33,7 +33,7 @@ class Reference:
 
 def _check_version(version: str, text: str) -> str:
     bare = version[1:] if version.startswith("v") else version
-    if not _VERSION.match(bare):
+    if not _VERSION.fullmatch(bare):
         raise InvalidNameError(f"version {version!r} in {text!r} is not semver MAJOR.MINOR.PATCH; e.g. {_EXAMPLE}")
     return bare
 
@@ -48,7 +48,7 @@ def parse_reference(text: str, version: str | None = None) -> Reference:
     if not isinstance(text, str):
         raise InvalidNameError(f"dataset name must be a string like {_EXAMPLE}, got {type(text).__name__}")
     name, _, pinned = text.partition("@")
-    if not _NAME.match(name) or ".." in name:
+    if not _NAME.fullmatch(name) or ".." in name:
         raise InvalidNameError(f"invalid dataset name {text!r}: use lower-case 'family/name' with letters, digits, "
                                f"'-', '.' or '_' (no spaces, '..', leading '/' or second '/'), e.g. {_EXAMPLE}")
     chosen = [_check_version(v, text) for v in (pinned or None, version) if v]

@@ -1,0 +1,61 @@
+import pytest
+
+from tgbhub.errors import DatasetNotFoundError, InvalidNameError, VersionNotFoundError
+from tgbhub.registry import Reference, Registry, parse_reference
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("t-grab/ce-64", Reference("t-grab/ce-64", None)),
+    ("t-grab/ce-64@1.0.0", Reference("t-grab/ce-64", "1.0.0")),
+    ("t-grab/ce-64@v1.0.0", Reference("t-grab/ce-64", "1.0.0")),
+    ("tgb/tgbl-wiki", Reference("tgb/tgbl-wiki", None)),
+])
+def test_valid_references(text: str, expected: Reference) -> None:
+    assert parse_reference(text) == expected
+
+
+@pytest.mark.parametrize("text", ["../etc/passwd", "t-grab/../x", "/abs/path", "t-grab/ce 64", "t-grab/a/b",
+                                  "t-grab", "T-GRAB/ce-64", "t-grab/ce-64@1.0", "t-grab/ce-64@latest", "",
+                                  " t-grab/ce-64", "t-grab/ce-64\n"])
+def test_malformed_references_raise_value_errors(text: str) -> None:
+    with pytest.raises(InvalidNameError) as info:
+        parse_reference(text)
+    assert isinstance(info.value, ValueError)
+    assert "t-grab/ce-64" in str(info.value)  # the message shows a valid example
+
+
+def test_conflicting_versions_are_refused() -> None:
+    with pytest.raises(InvalidNameError, match="only one"):
+        parse_reference("t-grab/ce-64@1.0.0", version="2.0.0")
+    assert parse_reference("t-grab/ce-64@1.0.0", version="1.0.0").version == "1.0.0"
+
+
+def test_unknown_dataset_suggests_close_names() -> None:
+    with pytest.raises(DatasetNotFoundError) as info:
+        Registry().resolve(parse_reference("t-grab/ce-65"))
+    assert isinstance(info.value, LookupError)
+    assert "t-grab/ce-64" in info.value.suggestions
+    assert "tgbhub list" in str(info.value)
+
+
+def test_unknown_version_lists_available_ones() -> None:
+    with pytest.raises(VersionNotFoundError, match="1.0.0") as info:
+        Registry().resolve(parse_reference("t-grab/ce-64@9.9.9"))
+    assert isinstance(info.value, LookupError) and info.value.available == ("1.0.0",)
+
+
+def test_newest_version_wins(tmp_path) -> None:
+    source = Registry().root / "t-grab" / "ce-1" / "1.0.0.json"
+    for version in ("1.0.0", "1.2.0", "1.10.0"):
+        target = tmp_path / "t-grab" / "ce-1" / f"{version}.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(source.read_text().replace('"version": "1.0.0"', f'"version": "{version}"', 1))
+    registry = Registry(tmp_path)
+    assert registry.versions("t-grab/ce-1") == ["1.0.0", "1.2.0", "1.10.0"]
+    assert registry.resolve(parse_reference("t-grab/ce-1")).version == "1.10.0"
+
+
+def test_names_sort_naturally_and_filter_by_family() -> None:
+    names = Registry().names("t-grab")
+    assert names.index("t-grab/ce-4") < names.index("t-grab/ce-16")
+    assert len(names) == 52 and Registry().names("nope") == []

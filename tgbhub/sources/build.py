@@ -28,4 +28,4 @@ class BuildSource:
         edges = generate(manifest.recipe)
         path = staging / EDGES_FILE
         write_edges(edges, path)
-        return Fetched(files={EDGES_FILE: path}, columns={EDGES_FILE: edges.columns()})
+        return Fetched(files={EDGES_FILE: path}, columns={EDGES_FILE: edges.columns()}, rebuilt=True)

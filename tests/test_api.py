@@ -1,0 +1,84 @@
+"""load_dataset and the temporal-graph dataset object, on tiny real data built by the real generators."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tgbhub
+from tgbhub.errors import InvalidNameError
+
+
+def test_dataset_surface(shared_cache: Path) -> None:
+    ds = tgbhub.load_dataset("t-grab/ce-16", cache_dir=shared_cache)
+    assert (ds.name, ds.version, ds.num_nodes, ds.num_snapshots) == ("t-grab/ce-16", "1.0.0", 101, 4016)
+    assert ds.source in {"build", "cache"}
+    assert dict(ds.splits) == {"train": (0, 2813), "val": (2813, 3214), "test": (3214, 3615),
+                               "test_inductive": (3615, 4016)}
+    key = (ds.t.astype(np.int64) * 101 + ds.src) * 101 + ds.dst
+    assert np.all(np.diff(key) > 0)
+    test = ds.split("test")
+    assert test.t.min() >= 3214 and test.t.max() < 3615 and test.num_snapshots == 401
+    assert sum(len(ds.split(s).t) for s in ds.splits) == ds.num_rows
+    assert ds.digest == ds.manifest.files[0].digest
+    assert "ce-16" in repr(ds)
+
+
+def test_snapshots_include_empty_ones(shared_cache: Path) -> None:
+    ds = tgbhub.load_dataset("t-grab/ce-256", cache_dir=shared_cache)
+    snaps = list(ds.snapshots())
+    assert [t for t, _, _ in snaps] == list(range(4256))
+    assert len(snaps[80][1]) == 0  # the empty cause-graph snapshot the original code dropped
+    inductive = list(ds.snapshots("test_inductive"))
+    assert len(inductive) == 425 and sum(1 for _, s, _ in inductive if len(s) == 0) == 25
+    with pytest.raises(InvalidNameError, match="test_inductive"):
+        ds.split("holdout")
+
+
+def test_version_pinning_and_second_load_from_cache(cache_dir: Path) -> None:
+    first = tgbhub.load_dataset("t-grab/lr-1-1@1.0.0", cache_dir=cache_dir)
+    second = tgbhub.load_dataset("t-grab/lr-1-1", version="1.0.0", cache_dir=cache_dir)
+    assert (first.source, second.source) == ("build", "cache")
+    assert np.array_equal(first.dst, second.dst)
+
+
+def test_cache_root_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TGBHUB_CACHE", str(tmp_path / "from-env"))
+    tgbhub.load_dataset("t-grab/pdet-2-1")
+    assert (tmp_path / "from-env" / "t-grab" / "pdet-2-1" / "1.0.0" / "COMPLETE").exists()
+
+
+def test_offline_opens_no_socket(monkeypatch: pytest.MonkeyPatch, cache_dir: Path) -> None:
+    def refuse(*args, **kwargs):
+        raise AssertionError("offline mode opened a socket")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setenv("TGBHUB_OFFLINE", "1")
+    assert tgbhub.load_dataset("t-grab/pdet-4-1", cache_dir=cache_dir).source == "build"
+    assert tgbhub.load_dataset("t-grab/pdet-4-1", cache_dir=cache_dir, offline=True).source == "cache"
+
+
+def test_bad_offline_value_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TGBHUB_OFFLINE", "maybe")
+    with pytest.raises(InvalidNameError, match="TGBHUB_OFFLINE='maybe'"):
+        tgbhub.load_dataset("t-grab/pdet-2-1")
+
+
+def test_malformed_name_fails_before_any_path_is_built(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        tgbhub.load_dataset("../../etc", cache_dir=tmp_path / "never")
+    assert not (tmp_path / "never").exists()
+
+
+def test_to_torch_on_cpu(shared_cache: Path) -> None:
+    torch = pytest.importorskip("torch")
+    ds = tgbhub.load_dataset("t-grab/ce-16", cache_dir=shared_cache)
+    tensors = ds.to_torch("cpu")
+    assert tensors["src"].dtype == torch.int64 and tensors["src"].device.type == "cpu"
+    assert torch.equal(tensors["t"], torch.from_numpy(np.asarray(ds.t, dtype=np.int64)))
+    default = ds.to_torch()
+    assert default["dst"].device.type == ("cuda" if torch.cuda.is_available() else "cpu")

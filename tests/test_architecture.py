@@ -1,0 +1,73 @@
+"""The one-way data flow (architecture §1): no module imports a hop that comes later in the flow."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# module (or package) -> tgbhub/generators modules it may import; api and cli are the composition roots.
+ALLOWED = {
+    "tgbhub.errors": set(),
+    "tgbhub.config": {"tgbhub.errors"},
+    "tgbhub.hashing": {"tgbhub.errors"},
+    "tgbhub.manifest": {"tgbhub.errors"},
+    "tgbhub.columns": set(),
+    "tgbhub.progress": set(),
+    "tgbhub.registry": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.config"},
+    "tgbhub.cache": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.config", "tgbhub.columns"},
+    "tgbhub.sources": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.config", "tgbhub.cache",
+                       "tgbhub.sources", "generators"},
+    "tgbhub.data": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.data"},
+    "generators": {"generators", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.errors"},
+}
+ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return {name for name in found if name.split(".")[0] in {"tgbhub", "generators"}}
+
+
+def _owner(module: str) -> str | None:
+    for key in sorted(ALLOWED, key=len, reverse=True):
+        if module == key or module.startswith(key + "."):
+            return key
+    return None
+
+
+def test_layers_only_import_earlier_hops() -> None:
+    violations = []
+    for path in sorted([*ROOT.glob("tgbhub/**/*.py"), *ROOT.glob("generators/**/*.py")]):
+        module = _module_name(path)
+        if module in ROOTS:
+            continue
+        owner = _owner(module)
+        assert owner is not None, f"{module} has no declared layer: add it to ALLOWED"
+        for imported in _imports(path):
+            if _owner(imported) not in ALLOWED[owner] and imported not in ALLOWED[owner]:
+                violations.append(f"{module} imports {imported}")
+    assert not violations, violations
+
+
+def test_only_the_build_source_reaches_the_generators() -> None:
+    users = {_module_name(p) for p in ROOT.glob("tgbhub/**/*.py") if any(
+        i.startswith("generators") for i in _imports(p))}
+    assert users <= {"tgbhub.sources.build"}
+
+
+def test_no_dataset_name_branches_in_library_code() -> None:
+    for path in ROOT.glob("tgbhub/**/*.py"):
+        text = path.read_text()
+        assert "t-grab/" not in text.replace('"t-grab/ce-64"', "").replace("'t-grab/ce-64", ""), path

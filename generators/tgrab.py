@@ -73,14 +73,15 @@ def periodic_er(params: Mapping[str, Any], seed: int) -> TemporalEdges:
 
 
 @numba.njit(cache=True, nogil=True)
-def _sbm_snapshots(uniforms, pos, first, last, bounds, p_intra, p_inter, labels, out_u, out_v, counts):  # pragma: no cover
+def _sbm_snapshots(uniforms, pos, first, last, bounds, p_intra, p_inter, labels, out_u, out_v, counts):  # noqa: PLR0913
     """Draw SBM snapshots ``first..last-1`` as networkx's sparse ``stochastic_block_model`` does.
 
     Blocks are visited in ``combinations_with_replacement`` order. A diagonal block takes one draw per pair
     (``combinations`` order) and then one more draw, because networkx runs its geometric-skip loop over the already
     exhausted pair iterator. An off-diagonal block skips ``floor(log(u) / log(1 - p))`` pairs of the ``product``
-    order per draw until it runs past the end. Node ``j`` is written as ``labels[snapshot, j]``. Returns ``(next snapshot, stream position, edges written)``; it stops
-    early when the stream or the output might not hold one more worst-case snapshot, so the caller can refill.
+    order per draw until it runs past the end. Node ``j`` is written as ``labels[snapshot, j]``. Returns
+    ``(next snapshot, stream position, edges written)``; it stops early when the stream or the output might not hold
+    one more worst-case snapshot, so the caller can refill.
     """
     n_blocks = bounds.shape[0] - 1
     n_nodes = bounds[n_blocks]
@@ -149,7 +150,8 @@ def periodic_sbm(params: Mapping[str, Any], seed: int) -> TemporalEdges:
     perms = np.stack([pcg64_generator(seed + i).permutation(num_nodes) for i in range(1, k + 1)])
     labels = perms[(np.arange(num_snapshots) // params["n"]) % k]
     stream = python_random_stream(seed)
-    chunk = int((intra_pairs + params["p_inter"] * inter_pairs + len(bounds) ** 2) * num_snapshots * 1.05) + 4 * num_nodes ** 2
+    draws_per_snapshot = intra_pairs + params["p_inter"] * inter_pairs + len(bounds) ** 2
+    chunk = int(draws_per_snapshot * num_snapshots * 1.05) + 4 * num_nodes**2
     uniforms, pos, snap, written = stream.random_sample(chunk), 0, 0, 0
     while snap < num_snapshots:
         snap, pos, added = _sbm_snapshots(uniforms, pos, snap, num_snapshots, bounds, params["p_intra"],

@@ -139,7 +139,7 @@ def lookup(manifest: Manifest, root: Path) -> CacheEntry | None:
     changed = False
     for entry in manifest.files:
         record = marker["files"].get(entry.name)
-        if record is None or record.get("sha256") != entry.sha256 and record.get("verified_by") != "digest":
+        if record is None or (record.get("sha256") != entry.sha256 and record.get("verified_by") != "digest"):
             return None
         path = folder / entry.name
         if not _unchanged(path, record):

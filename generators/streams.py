@@ -37,8 +37,3 @@ def pcg64_generator(seed: int) -> np.random.Generator:
     """Return ``np.random.Generator(np.random.PCG64(seed))``, the stream modern numpy code seeds explicitly."""
     return np.random.Generator(np.random.PCG64(seed))
 
-
-def uniform_chunks(stream: np.random.RandomState, chunk: int):
-    """Yield successive blocks of the stream's doubles; concatenated they are exactly the stream."""
-    while True:
-        yield stream.random_sample(chunk)

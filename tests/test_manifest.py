@@ -15,7 +15,7 @@ from generators.catalogue import GENERATORS, entries
 from tgbhub.errors import ManifestError
 from tgbhub.hashing import content_digest
 from tgbhub.manifest import parse_manifest, plain, read_manifest
-from tgbhub.registry import Registry
+from tgbhub.registry import Registry, parse_reference
 
 ROOT = Path(__file__).resolve().parent.parent / "manifests"
 PATHS = sorted(ROOT.glob("*/*/*.json"))
@@ -96,5 +96,5 @@ def test_manifest_is_frozen() -> None:
     with pytest.raises(TypeError):
         manifest.task["threshold"] = 0.9  # type: ignore[index]
     assert manifest.splits["test"] == (3201, 3601)
-    assert Registry(ROOT).resolve(type("R", (), {"name": "t-grab/ce-1", "version": None})()).version == "1.0.0"
+    assert Registry(ROOT).resolve(parse_reference("t-grab/ce-1")).version == "1.0.0"
     assert np.isclose(manifest.task["threshold"], 0.5)

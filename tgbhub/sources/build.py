@@ -23,9 +23,7 @@ class BuildSource:
         Raises:
             GenerationError: if this tgbhub lacks the recipe's generator or generator version.
         """
-        from generators.artifacts import EDGES_FILE, generate, write_edges  # heavy: numba kernels load on use
+        from generators.build import rebuild  # heavy: numba kernels load on use
 
-        edges = generate(manifest.recipe)
-        path = staging / EDGES_FILE
-        write_edges(edges, path)
-        return Fetched(files={EDGES_FILE: path}, columns={EDGES_FILE: edges.columns()}, rebuilt=True)
+        built = rebuild(manifest.recipe, staging)
+        return Fetched(files=built.files, columns=built.columns, rebuilt=True)

@@ -1,12 +1,14 @@
-"""``python -m generators [--out DIR] [NAME ...]``: rebuild artifacts and rewrite their manifests.
+"""``python -m generators [--out DIR] [--family F] [NAME ...]``: rebuild artifacts and rewrite their manifests.
 
-Artifacts go to ``--out`` (kept, e.g. for publishing) or a temporary folder; manifests go to ``manifests/``.
+Artifacts go to ``--out`` (kept, e.g. for publishing) or a temporary folder, removed as soon as the dataset's
+manifest is written (ChaosNetBench's 96 instances are 28.7 GB); manifests go to ``manifests/``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -15,6 +17,8 @@ from tqdm import tqdm
 
 from generators.artifacts import build_folder
 from generators.catalogue import entries
+from generators.chaosnet.artifacts import build_folder as build_chaosnet
+from generators.chaosnet.catalogue import instances as chaosnet_instances
 
 MANIFESTS = Path(__file__).resolve().parent.parent / "manifests"
 
@@ -30,18 +34,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="datasets to rebuild (default: all)")
     parser.add_argument("--out", type=Path, help="keep the artifacts here, one folder per dataset version")
     parser.add_argument("--manifests", type=Path, default=MANIFESTS, help="manifest root (default: %(default)s)")
+    parser.add_argument("--family", help="only this family, e.g. chaosnet")
     args = parser.parse_args(argv)
-    chosen = [e for e in entries() if not args.names or e.name in args.names]
+    builders = {**{e.name: build_folder for e in entries()}, **{i.name: build_chaosnet for i in chaosnet_instances()}}
+    catalogue = [*entries(), *chaosnet_instances()]
+    chosen = [e for e in catalogue if (not args.names or e.name in args.names)
+              and (not args.family or e.name.split("/", 1)[0] == args.family)]
     unknown = set(args.names) - {e.name for e in chosen}
     if unknown:
         parser.error(f"unknown dataset(s): {', '.join(sorted(unknown))}")
     with tempfile.TemporaryDirectory() as scratch:
         out = args.out or Path(scratch)
         for entry in tqdm(chosen, desc="building", unit="dataset", file=sys.stderr):
-            _, document = build_folder(entry, out / entry.name / entry.version)
+            _, document = builders[entry.name](entry, out / entry.name / entry.version)
             target = manifest_path(args.manifests, entry.name, entry.version)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            if args.out is None:
+                shutil.rmtree(out / entry.name / entry.version)
     return 0
 
 

@@ -11,8 +11,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from generators.catalogue import GENERATORS, Entry
+from generators.catalogue import GENERATORS, Entry, negatives_file
 from generators.edges import TemporalEdges
+from generators.negatives import history_csr, hist_rnd, stream_key
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest, file_sha256
 from tgbhub.manifest import CROISSANT_CONFORMS_TO, Recipe, croissant_context, plain
@@ -48,6 +49,65 @@ def write_edges(edges: TemporalEdges, path: str | os.PathLike[str]) -> None:
     pq.write_table(table, path, compression="zstd", row_group_size=1 << 20, write_statistics=True)
 
 
+def _negatives_schema(q: int) -> pa.Schema:
+    return pa.schema([("t", pa.int64()), ("src", pa.int32()), ("dst", pa.int32()),
+                      ("negatives", pa.list_(pa.int32(), q)), ("count", pa.int32())])
+
+
+def make_negatives(edges: TemporalEdges, splits: Mapping[str, tuple[int, int]], spec: Mapping[str, Any],
+                   seed: int) -> dict[str, dict[str, np.ndarray]]:
+    """The ranking task's negatives, one artifact per split in ``spec["splits"]`` (``params["negatives"]``).
+
+    Queries are the rows with ``src < dst`` (one per undirected edge); the historical pool of a split is every
+    edge before it starts. Returns file name -> columns ``t, src, dst, negatives [n, q], count``.
+
+    Raises:
+        GenerationError: if the spec names a strategy or query rule this generator does not implement.
+    """
+    if spec.get("strategy") != "hist-rnd" or spec.get("queries") != "src<dst" or spec.get("history") != "before-split":
+        raise GenerationError(f"negatives spec {dict(spec)!r} is not one this tgbhub builds (hist-rnd, src<dst, "
+                              "before-split); upgrade tgbhub")
+    out = {}
+    for split in spec["splits"]:
+        lo, hi = splits[split]
+        first, last = np.searchsorted(edges.t, [lo, hi])
+        t, src, dst = edges.t[first:last], edges.src[first:last], edges.dst[first:last]
+        history = history_csr(edges.src[:first], edges.dst[:first], edges.num_nodes)
+        queries = np.flatnonzero(src < dst)
+        negatives, count = hist_rnd(t, src, dst, history, edges.num_nodes, int(spec["q"]), float(spec["hist_ratio"]),
+                                    stream_key(str(spec["namespace"]), split, seed), queries=queries)
+        out[negatives_file(split)] = {"t": t[queries], "src": src[queries], "dst": dst[queries],
+                                      "negatives": negatives, "count": count}
+    return out
+
+
+def write_negatives(columns: Mapping[str, np.ndarray], path: str | os.PathLike[str]) -> None:
+    """Write negatives as Parquet: key columns, ``negatives`` as a fixed-size list, ``count``; byte-stable."""
+    matrix = np.ascontiguousarray(columns["negatives"], dtype=np.int32)
+    lists = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
+    arrays = [pa.array(columns["t"]), pa.array(columns["src"]), pa.array(columns["dst"]), lists,
+              pa.array(columns["count"])]
+    table = pa.Table.from_arrays(arrays, schema=_negatives_schema(matrix.shape[1]))
+    pq.write_table(table, path, compression="zstd", row_group_size=1 << 20, write_statistics=True)
+
+
+def write_all(entry_params: Mapping[str, Any], generator: str, seed: int, edges: TemporalEdges,
+              folder: Path) -> dict[str, dict[str, np.ndarray]]:
+    """Write every artifact of one dataset (edges, then negatives if the recipe asks) into ``folder``.
+
+    Returns file name -> columns in memory, in the order the manifest lists the files.
+    """
+    write_edges(edges, folder / EDGES_FILE)
+    files: dict[str, dict[str, np.ndarray]] = {EDGES_FILE: edges.columns()}
+    spec = entry_params.get("negatives")
+    if spec:
+        splits = GENERATORS[generator].splits(dict(entry_params))
+        for name, columns in make_negatives(edges, splits, spec, seed).items():
+            write_negatives(columns, folder / name)
+            files[name] = columns
+    return files
+
+
 def _split_stats(edges: TemporalEdges, splits: Mapping[str, tuple[int, int]]) -> dict[str, dict[str, int]]:
     present = np.zeros(edges.num_snapshots, dtype=bool)
     present[edges.t] = True
@@ -78,36 +138,55 @@ def statistics(entry: Entry, edges: TemporalEdges, splits: Mapping[str, tuple[in
     }
 
 
-def manifest_document(entry: Entry, edges: TemporalEdges, folder: Path) -> dict[str, Any]:
-    """The Croissant 1.1 JSON-LD manifest of one built dataset version (``folder`` holds its files)."""
+def _distribution(name: str, path: Path) -> dict[str, Any]:
+    return {"@type": "cr:FileObject", "@id": name, "name": name, "contentUrl": name,
+            "encodingFormat": "application/x-parquet", "sha256": file_sha256(path),
+            "contentSize": f"{path.stat().st_size} B"}
+
+
+def _record_set(name: str, file: str, description: str, columns: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    fields = []
+    for column, values in columns.items():
+        field = {"@type": "cr:Field", "@id": f"{name}/{column}", "name": column,
+                 "dataType": _CROISSANT_TYPES[str(values.dtype)],
+                 "source": {"fileObject": {"@id": file}, "extract": {"column": column}}}
+        if values.ndim == 2:
+            field["repeated"] = True  # a fixed-size list per row
+        fields.append(field)
+    return {"@type": "cr:RecordSet", "@id": name, "name": name, "description": description, "field": fields}
+
+
+def manifest_document(entry: Entry, edges: TemporalEdges, folder: Path,
+                      files: Mapping[str, Mapping[str, np.ndarray]] | None = None) -> dict[str, Any]:
+    """The Croissant 1.1 JSON-LD manifest of one built dataset version (``folder`` holds its files).
+
+    ``files`` maps every artifact to its columns (default: the edge file only).
+    """
     spec = GENERATORS[entry.generator]
     splits = spec.splits(entry.params)
-    path = folder / EDGES_FILE
-    columns = edges.columns()
+    files = files or {EDGES_FILE: edges.columns()}
+    record_sets = [_record_set("edges", EDGES_FILE, "One row per stored direction of an undirected edge, sorted by "
+                               "(t, src, dst).", files[EDGES_FILE])]
+    for name, columns in files.items():
+        if name != EDGES_FILE:
+            record_sets.append(_record_set(name.removesuffix(".parquet"), name, "Ranking queries (t, src, dst) and "
+                                           "their pre-generated negatives, -1 padded after count.", columns))
     return {
         "@context": croissant_context(), "@type": "sc:Dataset", "conformsTo": CROISSANT_CONFORMS_TO,
         "name": entry.name, "description": entry.description, "license": entry.license,
         "url": f"https://huggingface.co/datasets/tgbhub/{entry.family}", "version": entry.version,
         "datePublished": PUBLISHED, "citeAs": entry.citation,
-        "distribution": [{
-            "@type": "cr:FileObject", "@id": EDGES_FILE, "name": EDGES_FILE, "contentUrl": EDGES_FILE,
-            "encodingFormat": "application/x-parquet", "sha256": file_sha256(path),
-            "contentSize": f"{path.stat().st_size} B"}],
-        "recordSet": [{
-            "@type": "cr:RecordSet", "@id": "edges", "name": "edges",
-            "description": "One row per stored direction of an undirected edge, sorted by (t, src, dst).",
-            "field": [{"@type": "cr:Field", "@id": f"edges/{name}", "name": name,
-                       "dataType": _CROISSANT_TYPES[str(values.dtype)],
-                       "source": {"fileObject": {"@id": EDGES_FILE}, "extract": {"column": name}}}
-                      for name, values in columns.items()]}],
+        "distribution": [_distribution(name, folder / name) for name in files],
+        "recordSet": record_sets,
         "recipe": {"generator": spec.name, "version": spec.version, "params": entry.params, "seed": entry.seed},
-        "digest": [{"file": EDGES_FILE, "algorithm": DIGEST_ALGORITHM, "columns": list(columns),
-                    "value": content_digest(columns)}],
+        "digest": [{"file": name, "algorithm": DIGEST_ALGORITHM, "columns": list(columns),
+                    "value": content_digest(columns)} for name, columns in files.items()],
         "graph": {"kind": "temporal-graph", "time": "discrete", "time_unit": "snapshot", "directed": False,
                   "symmetric": True, "num_nodes": edges.num_nodes, "num_snapshots": edges.num_snapshots,
                   "edges_file": EDGES_FILE, "node_features": "one-hot", "edge_features": "constant-1"},
         "splits": {"unit": "snapshot", "boundaries": {k: list(v) for k, v in splits.items()}},
-        "task": entry.task,
+        "task": entry.tasks[0],
+        "tasks": entry.tasks,
         "stats": statistics(entry, edges, splits),
         "knownDiscrepancies": entry.known_discrepancies,
     }
@@ -123,5 +202,5 @@ def build_folder(entry: Entry, folder: Path) -> tuple[TemporalEdges, dict[str, A
               "params": entry.params, "seed": entry.seed}
     edges = generate(recipe)
     folder.mkdir(parents=True, exist_ok=True)
-    write_edges(edges, folder / EDGES_FILE)
-    return edges, manifest_document(entry, edges, folder)
+    files = write_all(entry.params, entry.generator, entry.seed, edges, folder)
+    return edges, manifest_document(entry, edges, folder, files)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from generators.artifacts import EDGES_FILE, generate, write_edges
+from generators.artifacts import generate, write_all
 from tgbhub.errors import GenerationError
-from tgbhub.manifest import Recipe
+from tgbhub.manifest import Recipe, plain
 
 
 @dataclass(frozen=True)
@@ -26,14 +26,21 @@ class Built:
     columns: dict[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
 
 
-def _edges_only(recipe: Recipe, folder: Path) -> Built:
+def _temporal_graph(recipe: Recipe, folder: Path) -> Built:
+    """Edges plus, when the recipe asks, the ranking task's negatives (every file the manifest declares)."""
     edges = generate(recipe)
-    path = folder / EDGES_FILE
-    write_edges(edges, path)
-    return Built(files={EDGES_FILE: path}, columns={EDGES_FILE: edges.columns()})
+    columns = write_all(plain(recipe.params), recipe.generator, recipe.seed, edges, folder)
+    return Built(files={name: folder / name for name in columns}, columns=columns)
 
 
-BUILDERS: dict[str, Callable[[Recipe, Path], Built]] = {"t-grab": _edges_only}
+def _chaosnet(recipe: Recipe, folder: Path) -> Built:
+    """One HDF5 file of trajectories and indicators; the cache reads its arrays in place, so none are handed over."""
+    from generators.chaosnet.artifacts import TRAJECTORIES_FILE, build_recipe  # numba kernels compile on use
+
+    return Built(files={TRAJECTORIES_FILE: build_recipe(recipe, folder)})
+
+
+BUILDERS: dict[str, Callable[[Recipe, Path], Built]] = {"t-grab": _temporal_graph, "chaosnet": _chaosnet}
 
 
 def rebuild(recipe: Recipe, folder: Path) -> Built:

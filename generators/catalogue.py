@@ -7,7 +7,7 @@ and a Croissant manifest. The client never imports this module; it reads the man
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from generators import tgrab
@@ -65,12 +65,64 @@ class Entry:
     def family(self) -> str:
         return self.name.split("/", 1)[0]
 
+    @property
+    def tasks(self) -> list[dict[str, Any]]:
+        """Every task of the dataset: the default one first, then the ranking task when negatives are built."""
+        negatives = self.params.get("negatives")
+        return [self.task, *([_ranking_task(negatives)] if negatives else [])]
+
 
 def _snapshot_task(candidates: dict[str, Any], **extra: Any) -> dict[str, Any]:
     """T-GRAB's evaluation: per-snapshot binary F1 over a declared candidate set, averaged over a split."""
-    return {"type": "snapshot-link-prediction", "candidates": candidates, "threshold": 0.5, "metric": "f1",
-            "aggregate": "mean-over-snapshots", "zero_division": 0.0, "report_split": "test",
-            "history": "true snapshots before t, including earlier snapshots of the evaluated split", **extra}
+    return {"name": "snapshot-f1", "type": "snapshot-link-prediction", "candidates": candidates, "threshold": 0.5,
+            "metric": "f1", "aggregate": "mean-over-snapshots", "zero_division": 0.0, "report_split": "test",
+            "history": "true snapshots before t, including earlier snapshots of the evaluated split",
+            "submission": {"format": "parquet", "rows": "one per (graded snapshot t, candidate pair), any order; "
+                           "a pair is predicted present iff score >= threshold",
+                           "columns": [{"name": "t", "type": "int64"}, {"name": "src", "type": "int32"},
+                                       {"name": "dst", "type": "int32"}, {"name": "score", "type": "float32"}]},
+            **extra}
+
+
+#: negatives per query of the ranking task: 20 (TGB's THG q), enough for Hits@10 to mean something on 100 nodes
+RANKING_Q = 20
+RANKING_HIST_RATIO = 0.5
+
+
+def negatives_params(name: str, version: str, eval_splits: list[str]) -> dict[str, Any]:
+    """The recipe block that rebuilds the ranking task's negatives (``params["negatives"]``)."""
+    return {"strategy": "hist-rnd", "q": RANKING_Q, "hist_ratio": RANKING_HIST_RATIO, "splits": eval_splits,
+            "namespace": f"{name}@{version}", "queries": "src<dst", "history": "before-split"}
+
+
+def negatives_file(split: str) -> str:
+    """The artifact holding the negatives of ``split``."""
+    return f"negatives-{split}.parquet"
+
+
+def _ranking_task(negatives: dict[str, Any]) -> dict[str, Any]:
+    """TGB-style one-vs-many ranking over the same snapshots: every undirected edge is one query."""
+    return {
+        "name": "ranking", "type": "one-vs-many-ranking", "report_split": "test",
+        "query": "one per undirected edge of a snapshot of the split, the stored row (t, src, dst) with src < dst: "
+                 "rank dst among the query's negatives as destinations of src at t",
+        "history": "true snapshots before t, including earlier snapshots of the evaluated split",
+        "negatives": {
+            "strategy": "hist-rnd (TGB 1.x), topped up from the other pool when one is short", "q": negatives["q"],
+            "hist_ratio": negatives["hist_ratio"],
+            "historical_pool": "destinations of src in every snapshot before the split starts, minus conflicts",
+            "random_pool": "all nodes minus conflicts, src itself and the historical pool",
+            "conflicts": "every destination of src at t (never drawn as a negative)",
+            "padding": "-1 after the first count[i] entries of a row when both pools are short",
+            "seed": "query i: splitmix64(key + splitmix64(i)), key = first 8 bytes (little-endian) of "
+                    "sha256('tgbhub-negatives-v1|<name>@<version>|<split>|<recipe seed>')",
+            "files": {split: negatives_file(split) for split in negatives["splits"]}},
+        "metrics": ["mrr", "hits@1", "hits@3", "hits@10"], "ks": [1, 3, 10],
+        "tie_rule": "average rank: 1 + (#negatives > pos + #negatives >= pos) / 2 (TGB, OGB)",
+        "submission": {"format": "parquet", "rows": "one per query of the split's negatives file, any order",
+                       "columns": [{"name": "query", "type": "int64"}, {"name": "pos_score", "type": "float32"},
+                                   {"name": "neg_scores", "type": "list<float32>"}],
+                       "neg_scores": "exactly count[query] scores, in the order of the query's negatives"}}
 
 
 _ALL_PAIRS = {"kind": "all-ordered-pairs", "exclude_self_loops": True}
@@ -93,7 +145,8 @@ PSTO_PAPER_RANGE = (219_960, 9_144_440)
 
 def _pdet_entries() -> Iterator[Entry]:
     for (k, n), rows in _PDET_PAPER.items():
-        extra = {"change_points": {"every": n, "split": "test"}} if k == 2 else {}
+        extra = {"change_points": {"every": n, "rule": "snapshots with t mod every == 0, in any graded split"}} \
+            if k == 2 else {}
         yield Entry(
             name=f"t-grab/pdet-{k}-{n}", version="1.0.0", generator="t-grab/periodic-er", seed=TGRAB_SEED,
             params={"k": k, "n": n, "num_nodes": 100, "p": 0.01, "periods": _PERIODS},
@@ -160,6 +213,12 @@ def _lr_entries() -> Iterator[Entry]:
                 "evidence": "Paper Table 1 says 102 nodes; the released scripts use --num-nodes=100 (98 path nodes)."}])
 
 
+def _with_negatives(entry: Entry) -> Entry:
+    """Every temporal graph also gets the ranking task: negatives for each split after train."""
+    splits = [name for name in GENERATORS[entry.generator].splits(entry.params) if name != "train"]
+    return replace(entry, params={**entry.params, "negatives": negatives_params(entry.name, entry.version, splits)})
+
+
 def entries() -> list[Entry]:
     """Every dataset version we publish, in catalogue order."""
-    return [*_pdet_entries(), *_psto_entries(), *_ce_entries(), *_lr_entries()]
+    return [_with_negatives(e) for e in (*_pdet_entries(), *_psto_entries(), *_ce_entries(), *_lr_entries())]

@@ -16,7 +16,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _table import print_table  # noqa: E402
 import tgbhub  # noqa: E402
 from tgbhub.api import registry, resolve  # noqa: E402
 from tests.nx_reference import reference_rows  # noqa: E402
@@ -74,12 +76,7 @@ def main() -> None:
     ]
     header = ("measurement", f"tgbhub (median of {args.repeats})",
               f"networkx original protocol (median of {args.nx_repeats})", "ratio")
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(4)]
-    line = "| " + " | ".join("-" * w for w in widths) + " |"
-    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
-    print(line)
-    for row in rows:
-        print("| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths)) + " |")
+    print_table(header, rows)
 
 
 if __name__ == "__main__":

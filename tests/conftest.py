@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+from tgbhub.registry import Registry
+
+if TYPE_CHECKING:
+    from tgbhub.hub.serve import LocalHub
 
 
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test may use the user's cache or inherit offline/cache settings from the shell."""
     monkeypatch.setenv("TGBHUB_CACHE", str(tmp_path / "default-cache"))
-    monkeypatch.delenv("TGBHUB_OFFLINE", raising=False)
+    for name in ("TGBHUB_OFFLINE", "TGBHUB_ENDPOINT", "TGBHUB_MIRRORS", "TGBHUB_SOURCES", "TGBHUB_HUB_ORG",
+                 "TGBHUB_TOKEN", "HF_TOKEN", "HF_ENDPOINT", "HF_HUB_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("TGBHUB_NO_PROGRESS", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
 
 
 @pytest.fixture
@@ -24,3 +38,59 @@ def cache_dir(tmp_path: Path) -> Path:
 def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A cache reused by read-only tests, so each small dataset is built once per session."""
     return tmp_path_factory.mktemp("shared-cache")
+
+
+# --- hub fixtures: real servers on 127.0.0.1, started and stopped here ---------------------------------------------
+
+HUB_DATASETS = ("pdet-2-1", "pdet-4-1", "ce-4")
+
+
+@pytest.fixture(scope="session")
+def hub_registry(tmp_path_factory: pytest.TempPathFactory) -> Registry:
+    """The bundled manifests of HUB_DATASETS plus a second version, t-grab/pdet-2-1@1.1.0 (another seed)."""
+    from generators.artifacts import build_folder
+    from generators.catalogue import entries
+
+    root = tmp_path_factory.mktemp("hub-manifests")
+    bundled = Registry()
+    for short in HUB_DATASETS:
+        name = f"t-grab/{short}"
+        target = root / "t-grab" / short / "1.0.0.json"
+        target.parent.mkdir(parents=True)
+        shutil.copyfile(bundled.path(name, "1.0.0"), target)
+    entry = next(e for e in entries() if e.name == "t-grab/pdet-2-1")
+    params = {**entry.params, "negatives": {**entry.params["negatives"], "namespace": "t-grab/pdet-2-1@1.1.0"}}
+    newer = dataclasses.replace(entry, version="1.1.0", seed=entry.seed + 1, params=params)
+    _, document = build_folder(newer, tmp_path_factory.mktemp("pdet-2-1-1.1.0"))
+    (root / "t-grab" / "pdet-2-1" / "1.1.0.json").write_text(json.dumps(document, indent=1) + "\n")
+    return Registry(root)
+
+
+@pytest.fixture(scope="session")
+def hub_root(tmp_path_factory: pytest.TempPathFactory, hub_registry: Registry) -> Path:
+    """A git: root holding t-grab at v1.0.0 (HUB_DATASETS) and v1.1.0 (pdet-2-1), published by the real publisher."""
+    from tgbhub.publish import parse_target, publish
+
+    root = tmp_path_factory.mktemp("hub-root")
+    cache = tmp_path_factory.mktemp("publish-cache")
+    for version in ("1.0.0", "1.1.0"):
+        publish("t-grab", version, parse_target(f"git:{root}"), cache_dir=cache, registry=hub_registry)
+    return root
+
+
+@pytest.fixture(scope="session")
+def local_hub(hub_root: Path) -> Iterator[LocalHub]:
+    """``tgbhub hub serve`` over hub_root for the whole session."""
+    from tgbhub.hub.serve import start_local_hub
+
+    with start_local_hub(hub_root) as hub:
+        yield hub
+
+
+@pytest.fixture
+def use_registry(monkeypatch: pytest.MonkeyPatch, hub_registry: Registry) -> Registry:
+    """Point tgbhub.load_dataset at hub_registry (so both versions of t-grab/pdet-2-1 resolve)."""
+    import tgbhub.api
+
+    monkeypatch.setattr(tgbhub.api, "_REGISTRY", hub_registry)
+    return hub_registry

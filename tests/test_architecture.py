@@ -13,16 +13,23 @@ ALLOWED = {
     "tgbhub.config": {"tgbhub.errors"},
     "tgbhub.hashing": {"tgbhub.errors"},
     "tgbhub.manifest": {"tgbhub.errors"},
-    "tgbhub.columns": set(),
+    "tgbhub.columns": {"tgbhub.errors"},
     "tgbhub.progress": set(),
     "tgbhub.registry": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.config"},
     "tgbhub.cache": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.config", "tgbhub.columns"},
+    # the hub layout (repo paths, tags) and the publish targets / local Hub server; no client-side hops
+    "tgbhub.hub": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.hub"},
     "tgbhub.sources": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.config", "tgbhub.cache",
-                       "tgbhub.sources", "generators"},
+                       "tgbhub.sources", "tgbhub.hub", "tgbhub.progress", "generators"},
     "tgbhub.data": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.data"},
+    # declared-task helpers (candidate sets, graded ranges) shared by evaluate and baselines
+    "tgbhub.tasks": {"tgbhub.errors", "tgbhub.manifest"},
+    "tgbhub.evaluate": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.evaluate"},
+    # baselines write submissions; they never import the evaluator that grades them
+    "tgbhub.baselines": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.data", "tgbhub.baselines"},
     "generators": {"generators", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.errors"},
 }
-ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli"}
+ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli", "tgbhub.publish"}
 
 
 def _module_name(path: Path) -> str:

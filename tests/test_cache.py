@@ -107,10 +107,10 @@ def test_rebuild_with_other_writer_bytes_is_accepted_by_logical_digest(cache_dir
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        edges = BuildSource().fetch(manifest, staging).columns["edges.parquet"]
+        built = BuildSource().fetch(manifest, staging)
         path = staging / "edges.parquet"
-        pq.write_table(pa.table(dict(edges)), path, compression="snappy")  # other bytes, same values
-        return Fetched(files={"edges.parquet": path}, rebuilt=True)
+        pq.write_table(pa.table(dict(built.columns["edges.parquet"])), path, compression="snappy")  # other bytes
+        return Fetched(files={**built.files, "edges.parquet": path}, rebuilt=True)
 
     entry, _ = cache.install(manifest, cache_dir, other_writer)
     with pytest.raises(IntegrityError):  # the same bytes as a download must match the published sha256

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
+from typing import Any
 from pathlib import Path
 
 from tgbhub import cache, config
 from tgbhub.data import TemporalGraphDataset, open_dataset
-from tgbhub.errors import GenerationError, IntegrityError, SourceUnavailableError
+from tgbhub.errors import GenerationError, IntegrityError, SourceUnavailableError, SourceWarning
 from tgbhub.manifest import Manifest
 from tgbhub.progress import Steps
 from tgbhub.registry import Registry, parse_reference
 from tgbhub.sources import Source
 from tgbhub.sources.build import BuildSource
+from tgbhub.sources.hf import HubSource
+from tgbhub.sources.http import MirrorSource
 
 _REGISTRY = Registry()
+Names = str | Sequence[str] | None
 
 
 def registry() -> Registry:
@@ -23,9 +28,29 @@ def registry() -> Registry:
     return _REGISTRY
 
 
-def default_sources() -> list[Source]:
-    """Sources tried, in order, when the cache misses."""
-    return [BuildSource()]
+def default_sources(*, offline: bool | None = None, hub_endpoint: str | None = None, mirrors: Names = None,
+                    sources: Names = None, hub_org: str | None = None, token: str | None = None) -> list[Source]:
+    """The sources tried, in order, when the cache misses.
+
+    The order is ``sources``, else ``$TGBHUB_SOURCES``, else hub, mirror, build. The hub takes part only when an
+    endpoint is configured (``hub_endpoint`` or ``$TGBHUB_ENDPOINT``), mirrors only when listed (``mirrors`` or
+    ``$TGBHUB_MIRRORS``), and in offline mode no source that opens a socket takes part.
+
+    Raises:
+        InvalidNameError: if a setting is malformed (unknown source name, a mirror that is not a URL, ...).
+    """
+    endpoint = config.hub_endpoint(hub_endpoint)
+    chosen: list[Source] = []
+    for kind in config.source_order(sources):
+        if kind == "hub" and endpoint is not None:
+            chosen.append(HubSource(endpoint, config.hub_org(hub_org), config.hub_token(token)))
+        elif kind == "mirror":
+            chosen.extend(MirrorSource(url) for url in config.mirror_urls(mirrors))
+        elif kind == "build":
+            chosen.append(BuildSource())
+    if config.offline_mode(offline):
+        chosen = [s for s in chosen if not s.needs_network]
+    return chosen
 
 
 def resolve(name: str, version: str | None = None) -> Manifest:
@@ -40,47 +65,72 @@ def resolve(name: str, version: str | None = None) -> Manifest:
 
 
 def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.PathLike[str] | None = None,
-                 offline: bool | None = None) -> TemporalGraphDataset:
+                 offline: bool | None = None, hub_endpoint: str | None = None, mirrors: Names = None,
+                 sources: Names = None) -> TemporalGraphDataset:
     """Load a dataset version, from the verified cache or else from the first source that can serve it.
 
     ``name`` is ``family/name`` and may carry ``@version``; without a version the newest is loaded. The cache root
-    is ``cache_dir``, else ``$TGBHUB_CACHE``, else the user cache folder. In offline mode (``offline=True`` or
-    ``TGBHUB_OFFLINE=1``) no socket is opened: only the cache and the local build serve.
+    is ``cache_dir``, else ``$TGBHUB_CACHE``, else the user cache folder. On a cache miss the sources are tried in
+    order (see :func:`default_sources`): the Hub at ``hub_endpoint`` / ``$TGBHUB_ENDPOINT``, static ``mirrors`` /
+    ``$TGBHUB_MIRRORS``, then the local build. A source that fails or serves bytes that do not match the manifest is
+    reported with a :class:`~tgbhub.errors.SourceWarning` and skipped. ``ds.source`` says who served the call
+    (``cache``, ``hub``, ``mirror`` or ``build``). In offline mode (``offline=True`` or ``TGBHUB_OFFLINE=1``) no
+    socket is opened: only the cache and the local build serve.
 
-    >>> ds = load_dataset("t-grab/ce-64")            # doctest: +SKIP
-    >>> ds.num_nodes, ds.splits["test"]              # doctest: +SKIP
-    (101, (3252, 3658))
+    >>> ds = load_dataset("t-grab/ce-64", hub_endpoint="http://127.0.0.1:8090")   # doctest: +SKIP
+    >>> ds.source, ds.num_nodes, ds.splits["test"]                                   # doctest: +SKIP
+    ('hub', 101, (3252, 3658))
 
     Raises:
-        InvalidNameError, DatasetNotFoundError, VersionNotFoundError: for a bad reference.
-        SourceUnavailableError: if the cache misses and no source could provide verified bytes.
+        InvalidNameError, DatasetNotFoundError, VersionNotFoundError: for a bad reference or setting.
+        SourceUnavailableError: if the cache misses and no source could provide verified bytes (lists each reason).
     """
     manifest = resolve(name, version)
-    root = config.cache_root(cache_dir)
-    sources = [s for s in default_sources() if not (config.offline_mode(offline) and s.needs_network)]
+    chosen = default_sources(offline=offline, hub_endpoint=hub_endpoint, mirrors=mirrors, sources=sources)
+    entry, served_by = ensure_cached(manifest, config.cache_root(cache_dir), chosen)
+    return open_dataset(manifest, entry.columns, served_by, evaluator_factory=get_evaluator)
+
+
+def ensure_cached(manifest: Manifest, root: Path, sources: Sequence[Source]) -> tuple[cache.CacheEntry, str]:
+    """The verified cache entry of ``manifest``, fetched from the first source that works; and who served it.
+
+    Raises:
+        SourceUnavailableError: if the cache misses and every source failed.
+    """
     entry = cache.lookup(manifest, root)
-    served_by = "cache"
-    if entry is None:
-        entry, served_by = _fetch(manifest, root, sources)
-    return open_dataset(manifest, entry.columns, served_by)
-
-
-def _fetch(manifest: Manifest, root: Path, sources: Sequence[Source]) -> tuple[cache.CacheEntry, str]:
+    if entry is not None:
+        return entry, "cache"
     failures: list[tuple[str, str]] = []
     for source in sources:
+        label = getattr(source, "label", source.name)
         if not source.can_serve(manifest):
-            failures.append((source.name, "cannot serve this dataset"))
+            failures.append((label, "cannot serve this dataset"))
             continue
-        steps = Steps(f"{manifest.name}@{manifest.version} from {source.name}", total=1)
+        steps = Steps(f"{manifest.name}@{manifest.version} from {label}", total=1)
         try:
             entry, installed = cache.install(manifest, root, lambda staging: source.fetch(manifest, staging))
             steps.step("verified and installed")
         except (IntegrityError, GenerationError, OSError) as exc:
-            failures.append((source.name, str(exc)))
+            failures.append((label, str(exc)))
+            warnings.warn(f"{manifest.name}@{manifest.version}: {label} failed, trying the next source: {exc}",
+                          SourceWarning, stacklevel=3)
             continue
         finally:
             steps.close()
         return entry, source.name if installed else "cache"
     raise SourceUnavailableError(
         f"{manifest.name}@{manifest.version}", failures,
-        "Check the hub endpoint and network, or turn offline mode off; `tgbhub info NAME` shows the sources.")
+        "Check the hub endpoint ($TGBHUB_ENDPOINT), mirrors ($TGBHUB_MIRRORS) and network, or turn offline mode "
+        "off so the local build can serve; `tgbhub info NAME` shows whether the dataset has a recipe.")
+
+
+def get_evaluator(dataset: TemporalGraphDataset, task: str | None = None) -> Any:
+    """The reference evaluator of ``task`` (default: the manifest's default task) bound to ``dataset``.
+
+    Raises:
+        ManifestError: if the dataset declares no such task.
+        UnsupportedTaskError: if this tgbhub has no evaluator for the task's type.
+    """
+    from tgbhub.evaluate import get_evaluator as bind  # imported on use: metric kernels load numba
+
+    return bind(dataset.manifest, dataset, task)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from filelock import FileLock
 
-from tgbhub.columns import read_parquet_columns
+from tgbhub.columns import HDF5_ENCODING, read_columns
 from tgbhub.errors import IntegrityError
 from tgbhub.hashing import content_digest, file_sha256
 from tgbhub.manifest import FileEntry, Manifest
@@ -83,9 +83,16 @@ def _write_atomic_text(path: Path, text: str) -> None:
     os.replace(temp, path)
 
 
+def in_place(entry: FileEntry) -> bool:
+    """Whether a file's arrays are read in place (HDF5: memory-mapped or read lazily) instead of derived ``.npy``."""
+    return entry.encoding == HDF5_ENCODING
+
+
 def _entry(folder: Path, manifest: Manifest) -> CacheEntry:
+    # An in-place file's arrays all map to the file itself.
     return CacheEntry(folder=folder, files={f.name: folder / f.name for f in manifest.files},
-                      columns={f.name: {c: folder / column_file(f, c) for c in f.columns} for f in manifest.files})
+                      columns={f.name: {c: folder / (f.name if in_place(f) else column_file(f, c)) for c in f.columns}
+                               for f in manifest.files})
 
 
 def verify_file(entry: FileEntry, path: Path, rebuilt: bool = False) -> tuple[str, dict[str, np.ndarray] | None]:
@@ -104,13 +111,16 @@ def verify_file(entry: FileEntry, path: Path, rebuilt: bool = False) -> tuple[st
     if not rebuilt or entry.digest is None:
         raise IntegrityError(f"{entry.name}: sha256", entry.sha256, actual, fix)
     try:
-        values = read_parquet_columns(path, entry.columns)
-    except (OSError, ValueError) as exc:  # pyarrow's decode errors subclass these
+        values = read_columns(path, entry.encoding, entry.columns)
+    except (OSError, ValueError) as exc:  # pyarrow's and h5py's decode errors subclass these
         raise IntegrityError(f"{entry.name}: sha256", entry.sha256, f"{actual} (and undecodable: {exc})", fix) from exc
     actual_digest = content_digest(values)
     if actual_digest != entry.digest:
+        # A rebuild made other values: not a writer-version difference but different data (e.g. another libm).
         raise IntegrityError(f"{entry.name}: sha256 and content digest", f"sha256 {entry.sha256} or digest "
-                             f"{entry.digest}", f"sha256 {actual} and digest {actual_digest}", fix)
+                             f"{entry.digest}", f"sha256 {actual} and digest {actual_digest}",
+                             "This machine's rebuild holds different values from the published data, so it is not "
+                             "the published data and was not installed; fetch the dataset from the hub or a mirror.")
     return "digest", values
 
 
@@ -147,9 +157,11 @@ def lookup(manifest: Manifest, root: Path) -> CacheEntry | None:
                 return None
             record.update(_stat_record(path))
             changed = True
+        if in_place(entry):
+            continue
         columns = marker["columns"].get(entry.name, {})
         if any(not _unchanged(folder / column_file(entry, c), columns.get(c, {})) for c in entry.columns):
-            values = read_parquet_columns(path, entry.columns)
+            values = read_columns(path, entry.encoding, entry.columns)
             if content_digest(values) != entry.digest:
                 return None
             marker["columns"][entry.name] = _write_columns(folder, entry, values)
@@ -175,6 +187,9 @@ def install(manifest: Manifest, root: Path, fetch: Callable[[Path], Fetched]) ->
         existing = lookup(manifest, root)
         if existing is not None:
             return existing, False
+        # Whoever fetches holds the lock, so any staging folder seen now was left by a process that died mid-fetch.
+        for stale in folder.parent.glob(f".{manifest.version}.*.staging"):
+            shutil.rmtree(stale, ignore_errors=True)
         staging = folder.parent / f".{manifest.version}.{os.getpid()}.{uuid.uuid4().hex}.staging"
         staging.mkdir()
         try:
@@ -206,6 +221,8 @@ def _verify_and_move(manifest: Manifest, fetched: Fetched, staging: Path, folder
         os.replace(fetched.files[entry.name], final)
         sha = entry.sha256 if how == "sha256" else file_sha256(final)
         marker["files"][entry.name] = {**_stat_record(final), "sha256": sha, "verified_by": how}
-        values = given if given is not None else read_parquet_columns(final, entry.columns)
+        if in_place(entry):
+            continue
+        values = given if given is not None else read_columns(final, entry.encoding, entry.columns)
         marker["columns"][entry.name] = _write_columns(folder, entry, values)
     return marker

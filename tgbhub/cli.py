@@ -1,10 +1,11 @@
-"""The ``tgbhub`` command: list, info, get and build datasets."""
+"""The ``tgbhub`` command: list, info, get, build, publish and serve datasets."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -90,6 +91,105 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_publish(args: argparse.Namespace) -> int:
+    from tgbhub.publish import parse_target, publish  # deferred: pulls in the hub targets
+
+    target = parse_target(args.to, endpoint=args.endpoint, token=args.token, private=args.private)
+    datasets = [n.strip() for n in args.datasets.split(",") if n.strip()] if args.datasets else None
+    results = publish(args.family, args.version, target, datasets=datasets, repo=args.repo, cache_dir=args.cache_dir)
+    for result in results:
+        print(f"{result.status}: {result.repo_id} {result.tag} {result.commit[:12]} -> {result.location}".rstrip())
+    return 0
+
+
+def cmd_hub_serve(args: argparse.Namespace) -> int:
+    import signal
+
+    from tgbhub.hub.serve import start_local_hub  # deferred: only the server needs it
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with start_local_hub(args.root, port=args.port, host=args.host) as hub:
+        print(f"serving {hub.root} at {hub.url} (Ctrl-C stops)\n"
+              f"  export TGBHUB_ENDPOINT={hub.url}   # tgbhub.load_dataset fetches from here\n"
+              f"  export HF_ENDPOINT={hub.url}       # huggingface_hub / datasets, set before importing them",
+              flush=True)
+        try:
+            stop.wait()
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def _print_result(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result, indent=1))
+        return
+    for key in ("dataset", "version", "task", "split", "model", "digest"):
+        if key in result:
+            print(f"{key:>10}: {result[key]}")
+    for key, value in result["metrics"].items():
+        print(f"{key:>10}: {value:.6f}")
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    import pyarrow.parquet as pq
+
+    from tgbhub.evaluate.submission import task_for_columns
+
+    dataset = api.load_dataset(args.name, cache_dir=args.cache_dir)
+    task = args.task
+    if task is None:  # pick the task whose declared columns the file has; else the default task reports why not
+        try:
+            names = pq.read_schema(args.file).names
+        except (OSError, ValueError):
+            names = []
+        match = task_for_columns(dataset.manifest.tasks, names)
+        task = match.get("name") if match is not None else None
+    result = api.get_evaluator(dataset, task).evaluate(args.file, split=args.split, detail=args.detail)
+    _print_result(result, args.json)
+    return 0
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from tgbhub.baselines import run_baseline
+    from tgbhub.evaluate.submission import write_submission
+    from tgbhub.tasks import choose_split
+
+    dataset = api.load_dataset(args.name, cache_dir=args.cache_dir)
+    task = dataset.manifest.task_named(args.task)
+    split = choose_split(dataset.manifest, task, args.split)
+    submission = run_baseline(args.model, dataset, task, split)
+    if args.out:
+        write_submission(submission, args.out)
+    graded = api.get_evaluator(dataset, task.get("name")).evaluate(submission, split=split)
+    result = {"dataset": graded["dataset"], "version": graded["version"], "split": split, "model": args.model,
+              "task": graded["task"], "digest": graded["digest"], "metrics": graded["metrics"]}
+    _print_result(result, args.json)
+    return 0
+
+
+def _add_grading_commands(commands: Any) -> None:
+    evaluate = commands.add_parser("evaluate", help="grade a submission file (Parquet) against a dataset's task")
+    evaluate.add_argument("name", help="family/name[@version]")
+    evaluate.add_argument("file", help="the submission, a Parquet file in the task's declared schema")
+    evaluate.add_argument("--split", help="split to grade (default: the task's report split, usually test)")
+    evaluate.add_argument("--task", help="task name (default: the task whose columns the file has, else the "
+                          "dataset's default task)")
+    evaluate.add_argument("--detail", action="store_true", help="add per-snapshot or per-query detail")
+    evaluate.add_argument("--json", action="store_true")
+    evaluate.set_defaults(run=cmd_evaluate)
+    baseline = commands.add_parser("baseline", help="run a heuristic baseline and grade it")
+    baseline.add_argument("model", help="edgebank, edgebank-train, edgebank-tw or persistence (temporal graphs); "
+                          "zero, persistence or linear (rollout forecasting)")
+    baseline.add_argument("name", help="family/name[@version]")
+    baseline.add_argument("--split", help="split to predict (default: the task's report split)")
+    baseline.add_argument("--task", help="task name (default: the dataset's default task)")
+    baseline.add_argument("--out", help="also write the submission to this Parquet file")
+    baseline.add_argument("--json", action="store_true")
+    baseline.set_defaults(run=cmd_baseline)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tgbhub", description="The dataset hub for temporal-graph learning.")
     parser.add_argument("--cache-dir", help="cache root (default: $TGBHUB_CACHE, else the user cache folder)")
@@ -113,6 +213,25 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--family", help="every dataset of a family")
     build.add_argument("--all", action="store_true", help="every dataset")
     build.set_defaults(run=cmd_build)
+    publish = commands.add_parser("publish", help="publish one version of a family to a hub or mirror")
+    publish.add_argument("family", help="e.g. t-grab")
+    publish.add_argument("--version", required=True, help="the version to publish, e.g. 1.0.0 (tag v1.0.0)")
+    publish.add_argument("--to", required=True, metavar="TARGET",
+                         help="hf (Hugging Face Hub API), git:ROOT (repos for `tgbhub hub serve ROOT`) or mirror:DIR")
+    publish.add_argument("--datasets", help="comma-separated subset, e.g. ce-64,ce-256 (default: the whole family)")
+    publish.add_argument("--repo", help="ORG/NAME of the family repo (default: $TGBHUB_HUB_ORG or tgbhub, /FAMILY)")
+    publish.add_argument("--endpoint", help="hub URL for --to hf (default: $TGBHUB_ENDPOINT, else huggingface.co)")
+    publish.add_argument("--token", help="write token for --to hf (default: $TGBHUB_TOKEN, else $HF_TOKEN)")
+    publish.add_argument("--private", action="store_true", help="create the repo private (--to hf)")
+    publish.set_defaults(run=cmd_publish)
+    hub = commands.add_parser("hub", help="run a local Hugging Face-compatible hub")
+    hub_commands = hub.add_subparsers(dest="hub_command", required=True)
+    serve = hub_commands.add_parser("serve", help="serve the git repos under ROOT (olah in offline mirror mode)")
+    serve.add_argument("root", help="the folder `tgbhub publish --to git:ROOT` wrote")
+    serve.add_argument("--port", type=int, default=8090, help="port (default: %(default)s; 0 picks a free one)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
+    serve.set_defaults(run=cmd_hub_serve)
+    _add_grading_commands(commands)
     return parser
 
 

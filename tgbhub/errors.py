@@ -64,3 +64,67 @@ class SourceUnavailableError(TgbhubError, OSError):
 
 class GenerationError(TgbhubError, RuntimeError):
     """A generator could not rebuild a dataset from its recipe."""
+
+
+class ScoreError(TgbhubError, ValueError):
+    """Scores handed to a metric have the wrong shape, dtype, or hold NaN/inf; no metric was computed."""
+
+
+class SubmissionError(TgbhubError, ValueError):
+    """A submission file breaks its task's schema; it names the column, the first bad row and the fix, never a score."""
+
+    def __init__(self, column: str, row: int | None, problem: str, fix: str) -> None:
+        self.column = column
+        self.row = row
+        self.problem = problem
+        self.fix = fix
+        where = f"column {column!r}" + (f", row {row}" if row is not None else "")
+        super().__init__(f"submission {where}: {problem}. {fix}")
+
+
+class UnsupportedTaskError(TgbhubError, LookupError):
+    """A manifest declares a task (or a baseline model) this tgbhub has no implementation for."""
+
+
+class FetchError(TgbhubError, OSError):
+    """A source (hub or mirror) could not deliver a file: unreachable, missing, refused or interrupted."""
+
+    def __init__(self, source: str, what: str, reason: str, fix: str) -> None:
+        self.source = source
+        self.what = what
+        self.reason = reason
+        super().__init__(f"{source}: could not fetch {what}: {reason}. {fix}")
+
+
+class PublishError(TgbhubError, RuntimeError):
+    """A publish could not be carried out (bad target, unverifiable files, a hub that refused the write)."""
+
+
+class VersionConflictError(PublishError, ValueError):
+    """The version is already published with different content; published versions never change."""
+
+    def __init__(self, repo: str, tag: str, differing: Sequence[str]) -> None:
+        self.repo = repo
+        self.tag = tag
+        self.differing = tuple(differing)
+        shown = ", ".join(self.differing[:5]) + (f" and {len(self.differing) - 5} more" if len(differing) > 5 else "")
+        super().__init__(f"{repo} already has {tag} with different content ({shown}); a published version never "
+                         "changes. Publish the new content under a new version (bump the manifests' version).")
+
+
+class SourceWarning(UserWarning):
+    """A source failed or served bytes that did not verify; the next source was tried."""
+
+
+class HubServerError(TgbhubError, RuntimeError):
+    """The local Hub server could not be started (olah missing, port taken, olah exited)."""
+
+
+class MissingExtraError(TgbhubError, ModuleNotFoundError):
+    """An optional dependency a dataset kind needs is not installed; the message names the pip extra."""
+
+    def __init__(self, package: str, extra: str, needed_for: str) -> None:
+        self.package = package
+        self.extra = extra
+        super().__init__(f"{needed_for} needs {package}, which is not installed: pip install 'tgbhub[{extra}]'",
+                         name=package)

@@ -25,6 +25,11 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
+def git_blob_sha1(data: bytes) -> str:
+    """The object id git (and the Hub, for non-LFS files) gives ``data``: sha1 of ``blob <size>\\0`` + data."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
 def content_digest(columns: Mapping[str, np.ndarray]) -> str:
     """Logical digest of named columns, in the mapping's order (``sha256-columns-v1``).
 

@@ -19,7 +19,7 @@ from tgbhub.errors import ManifestError
 CROISSANT_CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
 TGBHUB_NAMESPACE = "https://tgbhub.dev/ns#"
 #: Our blocks, stored as JSON literals under the tgbhub namespace so Croissant tools keep them verbatim.
-EXTENSION_KEYS = ("recipe", "digest", "graph", "splits", "task", "stats", "knownDiscrepancies")
+EXTENSION_KEYS = ("recipe", "digest", "graph", "splits", "task", "tasks", "stats", "knownDiscrepancies")
 
 _STANDARD_CONTEXT: dict[str, Any] = {
     "@language": "en", "@vocab": "https://schema.org/", "citeAs": "cr:citeAs", "column": "cr:column",
@@ -97,6 +97,25 @@ class Manifest:
     def short_name(self) -> str:
         return self.name.split("/", 1)[1]
 
+    @property
+    def tasks(self) -> tuple[Mapping[str, Any], ...]:
+        """Every evaluation task the dataset declares; the first is :attr:`task`, the default one."""
+        return tuple(self.raw.get("tasks", ())) or (self.task,)
+
+    def task_named(self, name: str | None = None) -> Mapping[str, Any]:
+        """The task called ``name`` (``None``: the default task).
+
+        Raises:
+            ManifestError: if the manifest declares no task of that name (the message lists the ones it has).
+        """
+        if name is None:
+            return self.task
+        for task in self.tasks:
+            if task.get("name") == name:
+                return task
+        raise ManifestError(f"{self.name}@{self.version} declares no task {name!r}; its tasks are "
+                            f"{', '.join(str(t.get('name')) for t in self.tasks)}")
+
     def file(self, name: str) -> FileEntry:
         """The file entry called ``name``.
 
@@ -168,6 +187,10 @@ def parse_manifest(doc: Mapping[str, Any]) -> Manifest:
                         params=_frozen(_require(recipe_doc, "params", f"{where} recipe")),
                         seed=int(_require(recipe_doc, "seed", f"{where} recipe")))
     splits = {name: (int(lo), int(hi)) for name, (lo, hi) in _require(doc, "splits", where)["boundaries"].items()}
+    tasks = doc.get("tasks")
+    if tasks is not None and (not tasks or tasks[0] != _require(doc, "task", where)):
+        raise ManifestError(f"{where} lists tasks whose first entry is not its default 'task'; regenerate it with "
+                            "python -m generators")
     return Manifest(
         name=_require(doc, "name", where), version=str(_require(doc, "version", where)),
         description=doc.get("description", ""), license=doc.get("license", ""), files=files, recipe=recipe,

@@ -6,6 +6,7 @@ Names are checked before any path is built from them; the catalogue is read lazi
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -78,8 +79,8 @@ def default_manifest_root() -> Path:
 class Registry:
     """The catalogue of dataset versions under a manifest root (``<root>/<family>/<name>/<version>.json``)."""
 
-    def __init__(self, root: Path | None = None) -> None:
-        self._root = root
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        self._root = Path(root) if root is not None else None
 
     @property
     def root(self) -> Path:
@@ -109,6 +110,17 @@ class Registry:
         if name not in self._index:
             raise DatasetNotFoundError(name, difflib.get_close_matches(name, list(self._index), n=3, cutoff=0.6))
         return sorted(self._index[name], key=version_key)
+
+    def path(self, name: str, version: str) -> Path:
+        """The manifest file of ``name@version`` (published verbatim as the dataset's ``croissant.json``).
+
+        Raises:
+            DatasetNotFoundError, VersionNotFoundError: if there is no such dataset version.
+        """
+        available = self.versions(name)
+        if version not in available:
+            raise VersionNotFoundError(name, version, available)
+        return self._index[name][version]
 
     def resolve(self, reference: Reference) -> Manifest:
         """The manifest of a reference's pinned version, or of the newest version.

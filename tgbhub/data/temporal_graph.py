@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tgbhub.errors import InvalidNameError
+from tgbhub.errors import IntegrityError, InvalidNameError
+from tgbhub.data.grading import Gradable
 from tgbhub.manifest import Manifest
 
 
@@ -35,18 +37,71 @@ class SnapshotRange:
             yield self.start + offset, self.src[lo:hi], self.dst[lo:hi]
 
 
-class TemporalGraphDataset:
-    """A discrete-time temporal graph: rows sorted by ``(t, src, dst)``, ``t`` the 0-based snapshot index.
+@dataclass(frozen=True)
+class Negatives:
+    """Pre-generated one-vs-many negatives of a split: query ``i`` is ``(t[i], src[i], dst[i])``.
 
-    Built from already-verified columns; the constructor does no I/O.
+    ``negatives`` is int32 ``[n_queries, q]``; the first ``count[i]`` entries of row ``i`` are real, the rest
+    ``-1``. Arrays are memory-mapped from the verified cache.
     """
 
-    def __init__(self, manifest: Manifest, columns: Mapping[str, np.ndarray], source: str) -> None:
+    split: str
+    file: str
+    t: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    negatives: np.ndarray
+    count: np.ndarray
+
+    @property
+    def q(self) -> int:
+        return int(self.negatives.shape[1])
+
+    def __len__(self) -> int:
+        return len(self.count)
+
+
+#: builds an evaluator for ``(dataset, task name or None)``; injected by the composition root (``tgbhub.api``)
+EvaluatorFactory = Callable[[Any, Any], Any]
+
+
+class TemporalGraphDataset(Gradable):
+    """A discrete-time temporal graph: rows sorted by ``(t, src, dst)``, ``t`` the 0-based snapshot index.
+
+    Built from already-verified columns; the constructor does no I/O. ``files`` maps each further artifact
+    (negatives) to its verified column files, memory-mapped on first use.
+    """
+
+    def __init__(self, manifest: Manifest, columns: Mapping[str, np.ndarray], source: str,
+                 files: Mapping[str, Mapping[str, Path]] | None = None,
+                 evaluator_factory: EvaluatorFactory | None = None) -> None:
         self.manifest = manifest
         self.source = source
         self.t: np.ndarray = columns["t"]
         self.src: np.ndarray = columns["src"]
         self.dst: np.ndarray = columns["dst"]
+        self._files = dict(files or {})
+        self._evaluator_factory = evaluator_factory
+
+    def negatives(self, split: str) -> Negatives:
+        """The pre-generated negatives of ``split`` for the dataset's ranking task (memory-mapped).
+
+        Raises:
+            InvalidNameError: if no task declares negatives for ``split`` (the message lists the splits that have).
+            IntegrityError: if the dataset was opened without its negatives files (load it with ``load_dataset``).
+        """
+        declared = {split_name: file for task in self.manifest.tasks
+                    for split_name, file in task.get("negatives", {}).get("files", {}).items()}
+        if split not in declared:
+            raise InvalidNameError(f"{self.name}@{self.version} has no negatives for split {split!r}; splits with "
+                                   f"negatives: {', '.join(declared) or 'none'}")
+        paths = self._files.get(declared[split])
+        if paths is None:
+            raise IntegrityError(f"{self.name}@{self.version}: {declared[split]}", "opened with the dataset",
+                                 "not opened", "Load the dataset with tgbhub.load_dataset, which opens every file.")
+        arrays = {name: np.load(path, mmap_mode="r", allow_pickle=False) for name, path in paths.items()}
+        return Negatives(split=split, file=declared[split], t=arrays["t"], src=arrays["src"], dst=arrays["dst"],
+                         negatives=arrays["negatives"], count=arrays["count"])
 
     name = property(lambda self: self.manifest.name)
     version = property(lambda self: self.manifest.version)

@@ -12,6 +12,7 @@ class BuildSource:
     """Rebuilds datasets whose manifest carries a recipe, using the bundled generators."""
 
     name = "build"
+    label = "build"
     needs_network = False
 
     def can_serve(self, manifest: Manifest) -> bool:

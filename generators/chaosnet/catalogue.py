@@ -1,0 +1,86 @@
+"""The ChaosNetBench instances we publish: the 96 benchmark instances and the 4-instance mini tier.
+
+Names use K and rho as the grid literals (Python's shortest float repr): ``chaosnet/k0.97-rho0.075-n16``. Epsilon is
+derived (``round(rho * K, 6)``) and recorded at full precision with upstream's HDF5 group key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from generators.chaosnet.dynamics import epsilon_of
+
+GENERATOR = "chaosnet/coupled-standard-map"
+VERSION = "1.0.0"
+K_VALUES = (0.5, 0.97, 2.0, 6.5)
+RHO_VALUES = (0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
+N_VALUES = (8, 16, 32)
+# Upstream's MiniConfig: K in {0.5, 2.0}, rho in {0.1, 0.3}, N = 8, 6 ICs, 2,000 steps after a 500-step transient.
+MINI_K = (0.5, 2.0)
+MINI_RHO = (0.1, 0.3)
+REGIMES = {0.5: "near-integrable", 0.97: "mixed, regular-dominant", 2.0: "mixed, chaos-dominant",
+           6.5: "extended chaos"}
+UPSTREAM = "htmoges/ChaosNetBench@8e1c630 (chaosnetbench/dataset.py, systems/standard_map.py)"
+CITATION = ("@article{moges2026chaosnetbench, title={ChaosNetBench: Benchmarking Spatio-Temporal Graph Neural "
+            "Networks on Chaotic Lattice Dynamics}, author={Moges, Henok Tenaw and Skokos, Charalampos and Moodley, "
+            "Deshendran}, journal={arXiv:2605.09676}, year={2026}}")
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One ChaosNetBench instance to build: parameters, protocol sizes and IC splits."""
+
+    name: str
+    k: float
+    rho: float
+    n: int
+    n_ics: int
+    transient: int
+    steps: int
+    sali_horizons: tuple[int, ...]
+    splits: dict[str, tuple[int, int]]
+    tier: str
+    version: str = VERSION
+
+    @property
+    def epsilon(self) -> float:
+        return epsilon_of(self.k, self.rho)
+
+    @property
+    def upstream_key(self) -> str:
+        """Upstream's HDF5 group (two-decimal K and epsilon, so 0.0375 shows as 0.04 and 0.075 as 0.07)."""
+        return f"K_{self.k:.2f}_eps_{self.epsilon:.2f}_N_{self.n:02d}"
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The recipe parameters: everything the generator needs besides the base seed."""
+        return {"K": self.k, "rho": self.rho, "epsilon": self.epsilon, "N": self.n, "n_ics": self.n_ics,
+                "transient": self.transient, "steps": self.steps, "sali_horizons": list(self.sali_horizons),
+                "seed_rule": "base + int(sha256(f'{base}|{K:.10f}|{epsilon:.10f}|{N}|{ic}')[:8], 16) % 2**31",
+                "upstream_key": self.upstream_key}
+
+
+def instance_name(k: float, rho: float, n: int, prefix: str = "") -> str:
+    return f"chaosnet/{prefix}k{k!r}-rho{rho!r}-n{n}"
+
+
+def full_instances() -> list[Instance]:
+    """The 96 benchmark instances (100 ICs x 10,000 recorded steps after a 1,000-step transient)."""
+    return [Instance(name=instance_name(k, rho, n), k=k, rho=rho, n=n, n_ics=100, transient=1000, steps=10_000,
+                     sali_horizons=(1000, 5000), splits={"train": (0, 70), "val": (70, 80), "test": (80, 100)},
+                     tier="benchmark")
+            for k in K_VALUES for rho in RHO_VALUES for n in N_VALUES]
+
+
+def mini_instances() -> list[Instance]:
+    """Upstream's mini tier (6 ICs x 2,000 steps after 500), for tests and demos; splits 3 / 1 / 2 ICs."""
+    return [Instance(name=instance_name(k, rho, 8, "mini-"), k=k, rho=rho, n=8, n_ics=6, transient=500, steps=2000,
+                     sali_horizons=(1000, 2500), splits={"train": (0, 3), "val": (3, 4), "test": (4, 6)},
+                     tier="mini")
+            for k in MINI_K for rho in MINI_RHO]
+
+
+def instances() -> list[Instance]:
+    """Every ChaosNetBench dataset version we publish, mini tier first."""
+    return [*mini_instances(), *full_instances()]

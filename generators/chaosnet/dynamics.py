@@ -1,0 +1,332 @@
+"""The coupled standard map on a ring, bit for bit as ChaosNetBench generates it, plus its tangent-map indicators.
+
+One kernel pass per initial condition (IC) computes the trajectory and, from the same ``sin``/``cos`` values, the
+chaos indicators: the maximal Lyapunov exponent (Benettin, one deviation vector, over the recorded steps) and two
+SALI screens (the upstream 1,000-step screen and a 5,000-step one). ICs are independent, so they run in parallel;
+each IC's arithmetic is sequential and fixed, so the result does not depend on the thread count.
+
+Upstream operation order, which bit-exactness depends on (htmoges/ChaosNetBench@8e1c630, ``CoupledStandardMap``)::
+
+    p' = (p + K * sin(q_i)) + (-eps) * (sin(q_{i+1} - q_i) + sin(q_{i-1} - q_i))
+    q' = (q_i + p') mod 2pi           (numpy's floor-mod; p is stored mod 2pi, integrated unwrapped)
+
+``q_{i-1} - q_i`` is exactly ``-(q_i - q_{i-1})`` in IEEE arithmetic and the C library's ``sin`` is odd, so each
+step needs one ``sin`` per site for the kick and one per ring edge for the coupling.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from generators.chaosnet.libm import c_sin, c_sincos
+
+BASE_SEED = 42
+TWO_PI = 2.0 * math.pi
+SALI_STOP = 1e-12  # upstream's early termination (the Croissant text says 1e-8; the code runs 1e-12)
+SALI_CHAOTIC = 1e-8
+SALI_REGULAR = 1e-4
+SALI_CHECKPOINTS = 500
+
+
+def epsilon_of(k: float, rho: float) -> float:
+    """Upstream's coupling: ``round(rho * K, 6)`` (so 0.97 * 0.075 gives 0.07275)."""
+    return round(rho * k, 6)
+
+
+def trajectory_seed(k: float, epsilon: float, n: int, ic: int, base_seed: int = BASE_SEED) -> int:
+    """Upstream's per-trajectory seed: ``base + int(sha256("base|K:.10f|eps:.10f|N|ic")[:8], 16) mod 2**31``."""
+    key = f"{base_seed}|{k:.10f}|{epsilon:.10f}|{n}|{ic}"
+    return base_seed + int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % (2**31)
+
+
+def initial_condition(seed: int, n: int) -> np.ndarray:
+    """``[q0, p0]``: N draws U[0, 2pi) then N draws U[-pi, pi) from ``default_rng(seed)`` (PCG64), as upstream."""
+    rng = np.random.default_rng(seed)
+    q0 = rng.uniform(0, 2 * np.pi, size=n)
+    p0 = rng.uniform(-np.pi, np.pi, size=n)
+    return np.concatenate([q0, p0])
+
+
+def deviation_vectors(seed: int, n: int) -> np.ndarray:
+    """The SALI screen's two unit deviation vectors: ``RandomState(seed).randn(2, 2N)``, Gram-Schmidt, as upstream.
+
+    The first one is also the Benettin vector (upstream's ``compute_mle`` draws the same ``randn`` row).
+    """
+    vectors = np.random.RandomState(seed).randn(2, 2 * n)
+    vectors[0] /= np.linalg.norm(vectors[0])
+    vectors[1] -= np.dot(vectors[1], vectors[0]) * vectors[0]
+    vectors[1] /= np.linalg.norm(vectors[1])
+    return vectors
+
+
+def sali_checkpoints(horizon: int) -> np.ndarray:
+    """Iterations at which upstream evaluates SALI: ``unique(int(geomspace(1, horizon, 500)))``."""
+    return np.unique(np.geomspace(1, horizon, min(SALI_CHECKPOINTS, horizon)).astype(np.int64))
+
+
+def sali_label(value: float) -> str:
+    """Upstream's three-way label: chaotic below 1e-8, regular above 1e-4, sticky between."""
+    if value < SALI_CHAOTIC:
+        return "chaotic"
+    return "regular" if value > SALI_REGULAR else "sticky"
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """Trajectories and per-IC indicators of one instance.
+
+    ``states`` is ``(n_ics, steps, 2N)`` in the blocked order ``[q_1..q_N, p_1 mod 2pi..p_N mod 2pi]``;
+    ``sali`` and ``sali_iterations`` have one column per screen horizon (in ``sali_horizons`` order).
+    """
+
+    states: np.ndarray
+    initial_conditions: np.ndarray
+    seeds: np.ndarray
+    lyapunov: np.ndarray
+    sali: np.ndarray
+    sali_iterations: np.ndarray
+    sali_horizons: tuple[int, ...]
+
+
+def _split(value: float, bits: int) -> tuple[float, float]:
+    """``value = high + low`` with ``high`` its leading ``bits`` significant bits (both exact)."""
+    mantissa, exponent = math.frexp(value)
+    high = math.ldexp(math.floor(math.ldexp(mantissa, bits)), exponent - bits)
+    return high, value - high
+
+
+# 2pi = _C1 + _C2 exactly, 26 + 27 significant bits: n * _C1 and n * _C2 are exact for integers n < 2**26.
+_C1, _C2 = _split(TWO_PI, 26)
+_INV_TWO_PI = 1.0 / TWO_PI
+_EXACT_LIMIT = 2.0**25 * TWO_PI
+
+
+@numba.njit(cache=True, inline="always")
+def _floor_mod(x: float) -> float:  # pragma: no cover - compiled
+    """numpy's ``np.mod(x, 2pi)`` bit for bit (``r = fmod(x, 2pi)``, then ``r + 2pi`` rounded if ``r < 0``, +0.0 for
+    exact multiples), without calling the C library's fmod, which took about 40 % of the orbit kernel's time.
+
+    With ``n = floor(x / 2pi)`` the floor remainder ``x - n 2pi`` is exactly representable, and
+    ``(x - n*_C1) - n*_C2`` computes it exactly: ``n*_C1`` and ``n*_C2`` are exact products, ``x - n*_C1`` is exact
+    (both are multiples of ulp(x), and the difference is small), and the last subtraction's exact result is
+    representable. For ``x <= -2pi`` that value equals numpy's ``fmod(x) + 2pi``, whose exact sum is representable
+    too; in ``(-2pi, 0)`` numpy rounds ``x + 2pi`` once, so we do the same. A misjudged ``n`` (from rounding in
+    ``x * (1/2pi)``) shows as ``r < 0`` or ``r >= 2pi`` and the neighbouring ``n`` is taken. Everything is
+    branch-free selects, so the loops vectorise (signs vary unpredictably along a trajectory). Valid for
+    ``|x| < _EXACT_LIMIT`` (2**25 * 2pi): :func:`_check_bounded` proves every argument is, before a kernel runs.
+    """
+    n = np.floor(x * _INV_TWO_PI)
+    r = (x - n * _C1) - n * _C2
+    below = (x - (n - 1.0) * _C1) - (n - 1.0) * _C2
+    above = (x - (n + 1.0) * _C1) - (n + 1.0) * _C2
+    r = below if r < 0.0 else r
+    r = above if r >= TWO_PI else r
+    r = x + TWO_PI if -TWO_PI < x < 0.0 else r
+    return r + 0.0  # -0.0 + 0.0 is +0.0; every other value is unchanged
+
+
+@numba.njit(cache=True)
+def _floor_mod_all(values, out):  # pragma: no cover - compiled
+    for i in range(values.shape[0]):
+        out[i] = _floor_mod(values[i])
+
+
+def floor_mod_array(values: np.ndarray) -> np.ndarray:
+    """The kernels' ``x mod 2pi`` applied to an array (for tests: it must equal ``np.mod(values, 2 * np.pi)``)."""
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    out = np.empty_like(values)
+    _floor_mod_all(values, out)
+    return out
+
+
+@numba.njit(cache=True, inline="always")
+def _tangent_step(w, n, k, eps, cos_q, cos_d):  # pragma: no cover - compiled
+    """Upstream's tangent map in place on ``w = [dq, dp]``; returns the new vector's Euclidean norm."""
+    for i in range(n):
+        nxt = i + 1 if i + 1 < n else 0
+        prv = i - 1 if i > 0 else n - 1
+        dq = w[i]
+        kick = w[n + i] + k * cos_q[i] * dq
+        coupling = cos_d[i] * (w[nxt] - dq) + cos_d[prv] * (w[prv] - dq)
+        w[n + i] = kick - eps * coupling
+    total = 0.0
+    for i in range(n):
+        w[i] = w[i] + w[n + i]
+    for i in range(2 * n):
+        total += w[i] * w[i]
+    return math.sqrt(total)
+
+
+@numba.njit(cache=True, inline="always")
+def _sali(w1, w2):  # pragma: no cover - compiled
+    norm1 = 0.0
+    norm2 = 0.0
+    for i in range(w1.shape[0]):
+        norm1 += w1[i] * w1[i]
+        norm2 += w2[i] * w2[i]
+    norm1 = math.sqrt(norm1) + 1e-300
+    norm2 = math.sqrt(norm2) + 1e-300
+    plus = 0.0
+    minus = 0.0
+    for i in range(w1.shape[0]):
+        a = w1[i] / norm1
+        b = w2[i] / norm2
+        plus += (a + b) * (a + b)
+        minus += (a - b) * (a - b)
+    return min(math.sqrt(plus), math.sqrt(minus))
+
+
+@numba.njit(cache=True, parallel=True, error_model="numpy")
+def _simulate(ics, vectors, k, eps, transient, steps, horizons, checkpoints, states, lyapunov, sali,
+              sali_iter):  # pragma: no cover - compiled
+    n_ics = ics.shape[0]
+    n = ics.shape[1] // 2
+    total = transient + steps
+    n_screens = horizons.shape[0]
+    # Each screen ends by its horizon at the latest: its last checkpoint is the horizon, which simulate() checks
+    # is within the computed steps.
+    for ic in numba.prange(n_ics):
+        q = ics[ic, :n].copy()
+        p = ics[ic, n:].copy()
+        w1 = vectors[ic, 0].copy()
+        w2 = vectors[ic, 1].copy()
+        sin_q = np.empty(n)
+        cos_q = np.empty(n)
+        sin_d = np.empty(n)
+        cos_d = np.empty(n)
+        next_check = np.zeros(n_screens, dtype=np.int64)
+        done = np.zeros(n_screens, dtype=np.bool_)
+        screening = n_screens
+        log_sum = 0.0
+        for step in range(total):
+            if step >= transient:
+                row = step - transient
+                for i in range(n):
+                    states[ic, row, i] = q[i]
+                    states[ic, row, n + i] = _floor_mod(p[i])
+            for i in range(n):
+                sin_q[i], cos_q[i] = c_sincos(q[i])
+                nxt = i + 1 if i + 1 < n else 0
+                sin_d[i], cos_d[i] = c_sincos(q[nxt] - q[i])
+            # Tangent map first (it uses q before the step), then the orbit, as upstream.
+            norm1 = _tangent_step(w1, n, k, eps, cos_q, cos_d)
+            for i in range(2 * n):
+                w1[i] /= norm1
+            if step >= transient:
+                log_sum += math.log(norm1)
+            if screening > 0:  # the second vector only serves the SALI screens; chaotic orbits finish early
+                norm2 = _tangent_step(w2, n, k, eps, cos_q, cos_d)
+                for i in range(2 * n):
+                    w2[i] /= norm2
+                iteration = step + 1
+                for s in range(n_screens):
+                    if done[s] or iteration != checkpoints[s, next_check[s]]:
+                        continue
+                    value = _sali(w1, w2)
+                    sali[ic, s] = value
+                    sali_iter[ic, s] = iteration
+                    next_check[s] += 1
+                    if value < SALI_STOP or iteration >= horizons[s]:
+                        done[s] = True
+                        screening -= 1
+            for i in range(n):
+                prv = i - 1 if i > 0 else n - 1
+                # sin(q_{i-1} - q_i) == -sin_d[prv] exactly; x + (-y) == x - y exactly.
+                p[i] = (p[i] + k * sin_q[i]) + (-eps) * (sin_d[i] - sin_d[prv])
+            for i in range(n):
+                q[i] = _floor_mod(q[i] + p[i])
+        lyapunov[ic] = log_sum / steps
+
+
+@numba.njit(cache=True, parallel=True, error_model="numpy")
+def _trajectories(ics, k, eps, transient, steps, states):  # pragma: no cover - compiled
+    # The orbit part of _simulate alone (one sin per site and per ring edge): the same values, about half the work.
+    n = ics.shape[1] // 2
+    for ic in numba.prange(ics.shape[0]):
+        q = ics[ic, :n].copy()
+        p = ics[ic, n:].copy()
+        sin_q = np.empty(n)
+        sin_d = np.empty(n)
+        for step in range(transient + steps):
+            if step >= transient:
+                row = step - transient
+                for i in range(n):
+                    states[ic, row, i] = q[i]
+                    states[ic, row, n + i] = _floor_mod(p[i])
+            for i in range(n):
+                sin_q[i] = c_sin(q[i])
+                nxt = i + 1 if i + 1 < n else 0
+                sin_d[i] = c_sin(q[nxt] - q[i])
+            for i in range(n):
+                prv = i - 1 if i > 0 else n - 1
+                p[i] = (p[i] + k * sin_q[i]) + (-eps) * (sin_d[i] - sin_d[prv])
+            for i in range(n):
+                q[i] = _floor_mod(q[i] + p[i])
+
+
+def _check_bounded(k: float, epsilon: float, transient: int, steps: int) -> None:
+    """Every value the kernels reduce mod 2pi stays below ``_EXACT_LIMIT``: ``|sin| <= 1`` bounds each step's
+    momentum kick by ``|K| + 2|eps|``, and the ICs start within ``pi`` (p) and ``2pi`` (q) of 0.
+
+    Raises:
+        ValueError: if ``steps`` is not positive, ``transient`` is negative, or the bound could be exceeded.
+    """
+    if steps <= 0 or transient < 0:
+        raise ValueError(f"steps must be positive and transient non-negative, got steps={steps}, "
+                         f"transient={transient}")
+    bound = 3 * math.pi + (transient + steps) * (abs(k) + 2 * abs(epsilon))
+    if not bound < _EXACT_LIMIT:
+        raise ValueError(f"K={k}, epsilon={epsilon} over {transient + steps} steps could push the momentum to "
+                         f"{bound:.3g}, beyond the exact mod-2pi range {_EXACT_LIMIT:.3g}; use fewer steps")
+
+
+def trajectories(k: float, epsilon: float, n: int, seeds: np.ndarray, transient: int, steps: int) -> np.ndarray:
+    """Only the states ``(n_ics, steps, 2N)`` of :func:`simulate` (bit-identical), without the indicators.
+
+    Raises:
+        ValueError: if ``steps`` is not positive, ``transient`` is negative, or the momentum bound is exceeded.
+    """
+    _check_bounded(k, epsilon, transient, steps)
+    ics = np.stack([initial_condition(int(s), n) for s in seeds])
+    states = np.empty((len(ics), steps, 2 * n), dtype=np.float64)
+    _trajectories(ics, float(k), float(epsilon), int(transient), int(steps), states)
+    return states
+
+
+def simulate(k: float, epsilon: float, n: int, seeds: np.ndarray, transient: int, steps: int,
+             sali_horizons: tuple[int, ...] = (1000, 5000)) -> Simulation:
+    """Trajectories and indicators of the ICs drawn from ``seeds`` (one seed per IC).
+
+    Raises:
+        ValueError: if ``steps`` is not positive, ``transient`` negative, the momentum bound exceeded, or a SALI
+            horizon exceeds ``transient + steps``.
+    """
+    _check_bounded(k, epsilon, transient, steps)
+    if max(sali_horizons) > transient + steps:
+        raise ValueError(f"SALI horizons {sali_horizons} exceed the {transient + steps} computed steps; "
+                         "shorten the horizons or lengthen the trajectory")
+    seeds = np.asarray(seeds, dtype=np.int64)
+    ics = np.stack([initial_condition(int(s), n) for s in seeds])
+    vectors = np.stack([deviation_vectors(int(s), n) for s in seeds])
+    horizons = np.asarray(sali_horizons, dtype=np.int64)
+    width = max(len(sali_checkpoints(h)) for h in sali_horizons) + 1
+    # Padded with -1 (never equal to an iteration); the sentinel column keeps the index in range after the last check.
+    checkpoints = np.full((len(horizons), width), -1, dtype=np.int64)
+    for row, horizon in enumerate(sali_horizons):
+        marks = sali_checkpoints(horizon)
+        checkpoints[row, :len(marks)] = marks
+    states = np.empty((len(seeds), steps, 2 * n), dtype=np.float64)
+    lyapunov = np.empty(len(seeds), dtype=np.float64)
+    sali = np.full((len(seeds), len(horizons)), np.nan, dtype=np.float64)
+    sali_iter = np.zeros((len(seeds), len(horizons)), dtype=np.int64)
+    _simulate(ics, vectors, float(k), float(epsilon), int(transient), int(steps), horizons, checkpoints, states,
+              lyapunov, sali, sali_iter)
+    # Upstream stores an exact-zero SALI as 1e-12 (still "chaotic").
+    sali[sali <= 0.0] = SALI_STOP
+    return Simulation(states=states, initial_conditions=ics, seeds=seeds, lyapunov=lyapunov, sali=sali,
+                      sali_iterations=sali_iter, sali_horizons=tuple(int(h) for h in sali_horizons))

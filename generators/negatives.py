@@ -1,0 +1,313 @@
+"""Pre-generated negatives for one-vs-many ranking: TGB's strategies, rectangular, independently regenerable.
+
+Output of every 1-vs-q strategy: ``negatives`` int32 ``[n_queries, q]`` padded with ``-1`` and ``count`` int32
+``[n_queries]`` (real negatives per row, always leading). The 1-vs-all strategy returns filter sets as CSR.
+
+Determinism: query ``i`` of a split draws from its own stream, seeded ``splitmix64(key + splitmix64(i))`` where
+``key`` is the first 8 bytes of ``sha256("tgbhub-negatives-v1|<dataset>@<version>|<split>|<seed>")``. A query's
+negatives depend only on that seed and its candidate pool, so any subset can be regenerated and checked alone
+(:func:`hist_rnd` takes the query indices to generate). No global RNG state is touched.
+
+Correctness rule, in every branch: a negative is never a true destination of the query's ``(t, src[, rel])``
+(its conflict set), never the source itself, and never repeated within a row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+
+import numba
+import numpy as np
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def stream_key(namespace: str, split: str, seed: int) -> np.uint64:
+    """The 64-bit key every query seed of ``(namespace, split, seed)`` is derived from."""
+    digest = hashlib.sha256(f"tgbhub-negatives-v1|{namespace}|{split}|{seed}".encode()).digest()
+    return np.uint64(int.from_bytes(digest[:8], "little"))
+
+
+@numba.njit(cache=True, nogil=True)
+def _mix(z):  # pragma: no cover - compiled
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@numba.njit(cache=True, nogil=True)
+def _below(state, bound):  # pragma: no cover - compiled
+    """Advance ``state`` (a 1-element uint64 array) and return an integer uniform in ``[0, bound)``.
+
+    Lemire's multiply-shift on the high 32 bits: the bias is below ``bound / 2**32``, far under any effect here.
+    """
+    state[0] += np.uint64(0x9E3779B97F4A7C15)
+    high = _mix(state[0]) >> np.uint64(32)
+    return np.int64((high * np.uint64(bound)) >> np.uint64(32))
+
+
+@numba.njit(cache=True, nogil=True)
+def _seed(key, query):  # pragma: no cover - compiled
+    state = np.empty(1, dtype=np.uint64)
+    state[0] = _mix(key + _mix(np.uint64(query)))
+    return state
+
+
+@numba.njit(cache=True, nogil=True)
+def _draw_from(pool, size, take, state, out, at):  # pragma: no cover - compiled
+    """Partial Fisher-Yates: move ``take`` uniformly chosen items of ``pool[:size]`` to ``out[at:]``."""
+    for j in range(take):
+        pick = j + _below(state, size - j)
+        pool[j], pool[pick] = pool[pick], pool[j]
+        out[at + j] = pool[j]
+
+
+@numba.njit(cache=True, nogil=True)
+def _draw_outside(num_nodes, need, free, banned, stamp, state, out, at, buffer):  # pragma: no cover - compiled
+    """Draw ``need`` distinct nodes among the ``free`` whose ``banned`` stamp differs from ``stamp``; mark them.
+
+    Large free pools use rejection (O(need)); small ones are enumerated first (O(num_nodes)). Which path runs
+    depends only on the sizes, so the result stays a deterministic function of the query's stream.
+    """
+    if need == 0:
+        return
+    if num_nodes > 4096 and free >= 4 * need:
+        j = 0
+        while j < need:
+            v = _below(state, num_nodes)
+            if banned[v] != stamp:
+                banned[v] = stamp
+                out[at + j] = v
+                j += 1
+        return
+    size = 0
+    for v in range(num_nodes):
+        if banned[v] != stamp:
+            buffer[size] = v
+            size += 1
+    _draw_from(buffer, size, need, state, out, at)
+    for j in range(need):
+        banned[out[at + j]] = stamp
+
+
+@numba.njit(cache=True, nogil=True)
+def _hist_rnd_kernel(queries, ids, src, group_lo, group_hi, conflict, hist_offsets, hist_indices, num_nodes, q,
+                     hist_quota, key):  # pragma: no cover - compiled
+    n = queries.shape[0]
+    out = np.full((n, q), -1, dtype=np.int32)
+    count = np.zeros(n, dtype=np.int32)
+    banned = np.zeros(num_nodes, dtype=np.int64)   # stamp: in the conflict set, the source, or drawn
+    pool = np.empty(num_nodes, dtype=np.int64)
+    buffer = np.empty(num_nodes, dtype=np.int64)
+    row = np.empty(q, dtype=np.int64)
+    for r in range(n):
+        i = queries[r]
+        stamp = r + 1
+        s = src[i]
+        banned[s] = stamp
+        blocked = 1
+        for c in range(group_lo[i], group_hi[i]):
+            if banned[conflict[c]] != stamp:
+                banned[conflict[c]] = stamp
+                blocked += 1
+        usable = 0
+        for h in range(hist_offsets[s], hist_offsets[s + 1]):
+            v = hist_indices[h]
+            if banned[v] != stamp:
+                pool[usable] = v
+                usable += 1
+        # the random pool excludes conflicts, the source and the whole history (history entries are unique)
+        random_free = num_nodes - blocked - usable
+        n_hist = min(hist_quota, usable)
+        n_rand = min(q - n_hist, random_free)
+        n_hist = min(usable, q - n_rand)  # top up from history when the random pool is short
+        state = _seed(key, ids[r])
+        _draw_from(pool, usable, n_hist, state, row, 0)
+        for j in range(n_hist):
+            banned[row[j]] = stamp
+        for v in range(hist_offsets[s], hist_offsets[s + 1]):
+            banned[hist_indices[v]] = stamp  # history is not part of the random pool
+        _draw_outside(num_nodes, n_rand, random_free, banned, stamp, state, row, n_hist, buffer)
+        for j in range(n_hist + n_rand):
+            out[r, j] = row[j]
+        count[r] = n_hist + n_rand
+    return out, count
+
+
+def _sorted_by(*keys: np.ndarray) -> bool:
+    """Whether the rows are in lexicographic order of ``keys`` (ties allowed)."""
+    if len(keys[0]) < 2:
+        return True
+    undecided = np.ones(len(keys[0]) - 1, dtype=bool)
+    for key in keys:
+        step = np.diff(np.asarray(key, dtype=np.int64))
+        if np.any(undecided & (step < 0)):
+            return False
+        undecided &= step == 0
+    return True
+
+
+def _groups(t: np.ndarray, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per query: the ``[lo, hi)`` range of its conflict set (dsts of the same ``(t, src)``) in a sorted array."""
+    if _sorted_by(t, src, dst):
+        order = np.arange(len(t))  # stored edge streams already are: skip the O(n log n) sort
+    else:
+        order = np.lexsort((dst, src, t))
+    st, ss = t[order], src[order]
+    change = np.ones(len(t), dtype=bool)
+    change[1:] = (st[1:] != st[:-1]) | (ss[1:] != ss[:-1])
+    starts = np.flatnonzero(change)
+    group_of_sorted = np.cumsum(change) - 1
+    ends = np.append(starts[1:], len(t))
+    group = np.empty(len(t), dtype=np.int64)
+    group[order] = group_of_sorted
+    return starts[group], ends[group], dst[order].astype(np.int64)
+
+
+def history_csr(src: np.ndarray, dst: np.ndarray, num_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted unique destinations of every source as CSR ``(offsets [num_nodes + 1], indices)``."""
+    pairs = src.astype(np.int64) * num_nodes + dst.astype(np.int64)
+    if num_nodes * num_nodes <= 1 << 26:  # small id space: a presence table is O(rows), no sort
+        present = np.zeros(num_nodes * num_nodes, dtype=bool)
+        present[pairs] = True
+        keys = np.flatnonzero(present)
+    else:
+        keys = np.unique(pairs)
+    owners, indices = np.divmod(keys, num_nodes)
+    offsets = np.zeros(num_nodes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owners, minlength=num_nodes), out=offsets[1:])
+    return offsets, indices
+
+
+def hist_rnd(t: np.ndarray, src: np.ndarray, dst: np.ndarray, history: tuple[np.ndarray, np.ndarray],
+             num_nodes: int, q: int, hist_ratio: float, key: np.uint64,
+             queries: np.ndarray | None = None, ids: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """TGB's ``hist_rnd`` one-vs-many negatives for every row of a split (or the rows ``queries``).
+
+    Per query ``(t, s, d)``: the conflict set C is every destination of ``s`` at ``t`` in the split. Up to
+    ``floor(hist_ratio * q)`` negatives come from ``history[s] \\ C`` (``history`` is CSR, see
+    :func:`history_csr`), the rest uniformly from ``[0, num_nodes) \\ (C, s, history[s])``. Unlike TGB, a short
+    pool is topped up from the other one, so a row falls short of ``q`` only when both are exhausted.
+
+    ``queries`` picks the rows that are queries (default: all; the other rows still count as conflicts) and
+    ``ids`` their query indices, which seed their streams (default: ``0..len(queries)-1``). Regenerate a subset
+    by passing those rows with their original ids.
+
+    Returns ``(negatives int32 [n, q] with -1 padding, count int32 [n])``, one row per query.
+    """
+    lo, hi, conflict = _groups(np.asarray(t), np.asarray(src), np.asarray(dst))
+    chosen = np.arange(len(t), dtype=np.int64) if queries is None else np.asarray(queries, dtype=np.int64)
+    seeds = np.arange(len(chosen), dtype=np.int64) if ids is None else np.asarray(ids, dtype=np.int64)
+    if seeds.shape != chosen.shape:
+        raise ValueError(f"ids has shape {seeds.shape} but queries has shape {chosen.shape}; pass one id per query")
+    return _hist_rnd_kernel(chosen, seeds, np.asarray(src, dtype=np.int64), lo, hi, conflict,
+                            history[0], history[1], int(num_nodes), int(q), int(np.floor(hist_ratio * q)),
+                            np.uint64(key))
+
+
+def time_filtered(t: np.ndarray, src: np.ndarray, rel: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, ...]:
+    """TGB's TKG 1-vs-all filter sets: per query ``(t, s, r)``, every true object at that same ``t``.
+
+    Returns ``(offsets [n + 1], indices)`` CSR over the queries in input order, each set sorted (the query's own
+    answer included; the evaluator skips it). Facts true at other times are not filtered (time-aware filtering).
+    """
+    t, src, rel, dst = (np.asarray(a, dtype=np.int64) for a in (t, src, rel, dst))
+    order = np.lexsort((dst, rel, src, t))
+    keys = np.stack([t[order], src[order], rel[order]])
+    change = np.ones(len(t), dtype=bool)
+    change[1:] = (keys[:, 1:] != keys[:, :-1]).any(axis=0)
+    starts = np.flatnonzero(change)
+    ends = np.append(starts[1:], len(t))
+    group = np.empty(len(t), dtype=np.int64)
+    group[order] = np.cumsum(change) - 1
+    sizes = (ends - starts)[group]
+    offsets = np.zeros(len(t) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    sorted_dst = dst[order]
+    take = np.concatenate([np.arange(starts[g], ends[g]) for g in group]) if len(t) else np.empty(0, np.int64)
+    return offsets, sorted_dst[take]
+
+
+@numba.njit(cache=True, nogil=True)
+def _pool_kernel(queries, src, group_lo, group_hi, conflict, pool_offsets, pool_indices, pool_of, num_nodes, q, key,
+                 fill_outside):  # pragma: no cover - compiled
+    """Draw ``q`` per query from its pool (minus conflicts and source); optionally fill from outside the pool."""
+    n = queries.shape[0]
+    out = np.full((n, q), -1, dtype=np.int32)
+    count = np.zeros(n, dtype=np.int32)
+    banned = np.zeros(num_nodes, dtype=np.int64)
+    buffer = np.empty(num_nodes, dtype=np.int64)
+    pool = np.empty(num_nodes, dtype=np.int64)
+    row = np.empty(q, dtype=np.int64)
+    for r in range(n):
+        i = queries[r]
+        stamp = r + 1
+        banned[src[i]] = stamp
+        for c in range(group_lo[i], group_hi[i]):
+            banned[conflict[c]] = stamp
+        p = pool_of[i]
+        usable = 0
+        for h in range(pool_offsets[p], pool_offsets[p + 1]):
+            if banned[pool_indices[h]] != stamp:
+                pool[usable] = pool_indices[h]
+                usable += 1
+        take = min(q, usable)
+        state = _seed(key, i)
+        _draw_from(pool, usable, take, state, row, 0)
+        got = take
+        if fill_outside and got < q:
+            for h in range(pool_offsets[p], pool_offsets[p + 1]):
+                banned[pool_indices[h]] = stamp
+            blocked = 0
+            for v in range(num_nodes):  # rare path (short pools only), so an O(num_nodes) count is fine
+                if banned[v] == stamp:
+                    blocked += 1
+            extra = min(q - got, num_nodes - blocked)
+            _draw_outside(num_nodes, extra, num_nodes - blocked, banned, stamp, state, row, got, buffer)
+            got += extra
+        for j in range(got):
+            out[r, j] = row[j]
+        count[r] = got
+    return out, count
+
+
+def _pooled(t, src, dst, group_key, pools: Mapping[int, np.ndarray], pool_key, num_nodes, q, key, fill_outside):
+    lo, hi, conflict = _groups(np.asarray(group_key), np.asarray(src), np.asarray(dst))
+    ids = sorted(pools)
+    position = {p: j for j, p in enumerate(ids)}
+    offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum([len(pools[p]) for p in ids], out=offsets[1:])
+    indices = np.concatenate([np.asarray(pools[p], dtype=np.int64) for p in ids]) if ids else np.empty(0, np.int64)
+    pool_of = np.array([position[int(k)] for k in pool_key], dtype=np.int64)
+    queries = np.arange(len(t), dtype=np.int64)
+    return _pool_kernel(queries, np.asarray(src, dtype=np.int64), lo, hi, conflict, offsets, indices, pool_of,
+                        int(num_nodes), int(q), np.uint64(key), fill_outside)
+
+
+def dst_time_filtered(t: np.ndarray, src: np.ndarray, rel: np.ndarray, dst: np.ndarray, all_rel: np.ndarray,
+                      all_dst: np.ndarray, num_nodes: int, q: int, key: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+    """TGB's TKG 1-vs-q (wikidata) negatives: objects ever seen with the query's relation, minus conflicts.
+
+    Per query ``(t, s, r, d)``: the pool is every object seen with ``r`` in ``(all_rel, all_dst)``, minus the
+    conflict set (true objects of ``(t, s, r)``) and ``s``; ``q`` are drawn without replacement. A short pool is
+    filled from the remaining nodes, excluding the conflict set (TGB's fallback could draw true answers).
+    """
+    rel = np.asarray(rel, dtype=np.int64)
+    pools = {int(r): np.unique(np.asarray(all_dst)[np.asarray(all_rel) == r]) for r in np.unique(rel)}
+    group = np.asarray(t, dtype=np.int64) * (int(rel.max(initial=0)) + 1) + rel
+    return _pooled(group, src, dst, group, pools, rel, num_nodes, q, key, True)
+
+
+def node_type_filtered(t: np.ndarray, src: np.ndarray, rel: np.ndarray, dst: np.ndarray, node_type: np.ndarray,
+                       q: int, key: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+    """TGB's THG negatives: ``q`` nodes of the true destination's type, minus the conflict set of ``(t, s, r)``.
+
+    Never falls back outside the type: a short pool gives a short, ``-1``-padded row.
+    """
+    node_type = np.asarray(node_type, dtype=np.int64)
+    rel = np.asarray(rel, dtype=np.int64)
+    wanted = node_type[np.asarray(dst, dtype=np.int64)]
+    pools = {int(k): np.flatnonzero(node_type == k) for k in np.unique(wanted)}
+    group = np.asarray(t, dtype=np.int64) * (int(rel.max(initial=0)) + 1) + rel
+    return _pooled(group, src, dst, group, pools, wanted, len(node_type), q, key, False)

@@ -1,0 +1,119 @@
+"""Every malformed submission gets a SubmissionError (a ValueError) naming the column, first bad row and fix."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import tgbhub
+from tgbhub.errors import SubmissionError
+from tgbhub.evaluate.submission import task_for_columns, write_submission
+
+
+@pytest.fixture(scope="module")
+def ds(shared_cache: Path) -> tgbhub.data.TemporalGraphDataset:
+    return tgbhub.load_dataset("t-grab/ce-4", cache_dir=shared_cache)
+
+
+@pytest.fixture
+def snapshot_submission(ds) -> dict[str, np.ndarray]:
+    keys = ds.evaluator.submission_keys("test")
+    return {**keys, "score": np.zeros(len(keys["t"]), dtype=np.float32)}
+
+
+@pytest.fixture
+def ranking_submission(ds) -> dict[str, object]:
+    n, q = len(ds.negatives("test")), ds.negatives("test").q
+    return {"query": np.arange(n), "pos_score": np.ones(n, dtype=np.float32),
+            "neg_scores": np.zeros((n, q), dtype=np.float32)}
+
+
+def _swap(column: str, values: Callable[[np.ndarray], object]) -> Callable[[dict], dict]:
+    return lambda sub: {**sub, column: values(np.asarray(sub[column]))}
+
+
+def _with(values: np.ndarray, row: int, value: object) -> np.ndarray:
+    out = values.copy()
+    out[row] = value
+    return out
+
+
+SNAPSHOT_CASES = [
+    # (mutation, column, row, words in the message)
+    (lambda s: {k: v for k, v in s.items() if k != "score"}, "score", None, "is missing"),
+    (lambda s: {**s, "extra": s["score"]}, "extra", None, "not part of this task"),
+    (lambda s: {k: _with(v, 5, v[4]) for k, v in s.items()}, "t", 5, "repeats id t=3204, src=0, dst=5"),
+    (lambda s: {k: v[1:] for k, v in s.items()}, "t", None, "lacks 1 of the"),
+    (_swap("t", lambda t: _with(t, 3, 0)), "t", 3, "outside ["),
+    (_swap("dst", lambda d: _with(d, 7, 500)), "dst", 7, "outside [0, 101)"),
+    (lambda s: {**s, "src": _with(s["src"], 2, 5), "dst": _with(s["dst"], 2, 6)}, "src", 2, "not a candidate"),
+    (_swap("score", lambda v: _with(v, 11, np.nan)), "score", 11, "finite"),
+    (_swap("score", lambda v: _with(v, 12, np.inf)), "score", 12, "finite"),
+    (_swap("score", lambda v: v.astype(str)), "score", 0, "has type string, expected float32"),
+    (_swap("t", lambda t: t.astype(np.float64)), "t", 0, "has type double, expected int64"),
+    (_swap("score", lambda v: pa.array([None] + v[1:].tolist(), type=pa.float32())), "score", 0, "is null"),
+]
+
+
+@pytest.mark.parametrize("mutate, column, row, words", SNAPSHOT_CASES)
+def test_malformed_snapshot_submissions(ds, snapshot_submission, mutate, column, row, words) -> None:
+    with pytest.raises(SubmissionError) as info:
+        ds.evaluator.evaluate(mutate(snapshot_submission))
+    error = info.value
+    assert isinstance(error, ValueError)
+    assert (error.column, error.row) == (column, row)
+    assert words in str(error) and f"column {column!r}" in str(error)
+    assert error.fix and str(error).endswith(error.fix)  # every message ends with how to fix it
+
+
+RANKING_CASES = [
+    (lambda s: {k: v for k, v in s.items() if k != "pos_score"}, "pos_score", None, "is missing"),
+    (lambda s: {**s, "query": _with(s["query"], 4, 3)}, "query", 4, "repeats id query=3"),
+    (lambda s: {**s, "query": _with(s["query"], 4, 10**9)}, "query", 4, "not an id this task asks for"),
+    (lambda s: {k: v[:-1] for k, v in s.items()}, "query", None, "lacks 1 of the"),
+    (lambda s: {**s, "neg_scores": s["neg_scores"][:, :-1]}, "neg_scores", 0, "has 19 scores but query 0 has 20"),
+    (lambda s: {**s, "neg_scores": _with(s["neg_scores"], 9, np.nan)}, "neg_scores", 9, "NaN or infinite"),
+    (lambda s: {**s, "pos_score": _with(s["pos_score"], 6, -np.inf)}, "pos_score", 6, "finite"),
+    (lambda s: {**s, "neg_scores": s["pos_score"]}, "neg_scores", 0, "expected list<float32>"),
+]
+
+
+@pytest.mark.parametrize("mutate, column, row, words", RANKING_CASES)
+def test_malformed_ranking_submissions(ds, ranking_submission, mutate, column, row, words) -> None:
+    with pytest.raises(SubmissionError) as info:
+        ds.get_evaluator("ranking").evaluate(mutate(ranking_submission))
+    assert (info.value.column, info.value.row) == (column, row) and words in str(info.value)
+
+
+def test_files_round_trip_and_unreadable_files(ds, snapshot_submission, tmp_path: Path) -> None:
+    path = tmp_path / "sub.parquet"
+    write_submission(snapshot_submission, path)
+    assert ds.evaluator.evaluate(path)["metrics"]["f1"] == 0.0
+    assert task_for_columns(ds.manifest.tasks, pq.read_schema(path).names)["name"] == "snapshot-f1"
+    (tmp_path / "bad.parquet").write_text("t,src,dst,score\n")
+    with pytest.raises(SubmissionError, match="not a readable Parquet file"):
+        ds.evaluator.evaluate(tmp_path / "bad.parquet")
+    with pytest.raises(SubmissionError, match="does not exist"):
+        ds.evaluator.evaluate(tmp_path / "absent.parquet")
+
+
+def test_cli_evaluate_reports_errors_without_a_score(ds, snapshot_submission, tmp_path: Path, shared_cache: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from tgbhub.cli import main
+
+    good, bad = tmp_path / "good.parquet", tmp_path / "bad.parquet"
+    write_submission(snapshot_submission, good)
+    write_submission({**snapshot_submission, "score": _with(snapshot_submission["score"], 0, np.nan)}, bad)
+    assert main(["--cache-dir", str(shared_cache), "evaluate", "t-grab/ce-4", str(good), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["metrics"] == {"f1": 0.0} and result["version"] == "1.0.0" and len(result["digest"]) == 64
+    assert main(["--cache-dir", str(shared_cache), "evaluate", "t-grab/ce-4", str(bad), "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "column 'score', row 0" in captured.err and "nan_to_num" in captured.err

@@ -1,0 +1,63 @@
+"""Heuristic baselines that write submissions; they never import the evaluator (they cannot peek at grading).
+
+Dispatch is by the manifest's declared task type, never the dataset's name: :data:`BASELINES` maps
+``(task type, model)`` to a function ``fn(dataset, task, split) -> submission``, where the submission is a mapping
+of column name -> array in the task's declared submission schema (a 2-D array is a list column).
+
+Built in (:mod:`tgbhub.baselines.edgebank`, :mod:`tgbhub.baselines.persistence`), for both
+``snapshot-link-prediction`` and ``one-vs-many-ranking``:
+
+- ``edgebank``: memory of every edge seen before the predicted snapshot or query (TGB's default, EdgeBank-inf);
+- ``edgebank-train``: memory = the train split only (the T-GRAB paper's EdgeBank);
+- ``edgebank-tw``: pairs seen within a window of ``0.15 x`` the train split's span before the predicted snapshot;
+- ``persistence``: the true previous snapshot (for a split's first snapshot, the last one before it).
+
+Registering a model for a new task type (e.g. ``rollout-forecasting`` with ``zero``/``persistence``/``linear``):
+write ``tgbhub/baselines/<topic>.py`` with functions decorated ``@register_baseline("<task type>", "<model>")``,
+import it at the bottom of this file, and ``tgbhub baseline MODEL NAME`` runs them; the CLI grades the returned
+submission with the evaluator registered for the same task type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from tgbhub.baselines.memory import list_column, snapshot_queries
+from tgbhub.baselines.registry import BASELINES, baseline_for, models_for, register_baseline
+
+#: a heuristic's score: ``scorer(src, dst, t) -> float32 scores``, using only rows before ``t``
+Scorer = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+def snapshot_task(scorer: Scorer, dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
+    """A snapshot-task submission: ``scorer`` applied to every candidate pair of every graded snapshot."""
+    keys = snapshot_queries(dataset, task, split)
+    return {**keys, "score": scorer(keys["src"], keys["dst"], keys["t"])}
+
+
+def ranking_task(scorer: Scorer, dataset: Any, split: str) -> dict[str, Any]:
+    """A ranking-task submission: ``scorer`` on each query's true destination and on its negatives."""
+    negatives = dataset.negatives(split)
+    src, t = np.asarray(negatives.src), np.asarray(negatives.t)
+    matrix = np.asarray(negatives.negatives)
+    shape = matrix.shape
+    neg = scorer(np.repeat(src, shape[1]), np.maximum(matrix, 0).reshape(-1), np.repeat(t, shape[1]))
+    return {"query": np.arange(len(src), dtype=np.int64), "pos_score": scorer(src, negatives.dst, t),
+            "neg_scores": list_column(neg.reshape(shape), np.asarray(negatives.count))}
+
+
+def run_baseline(model: str, dataset: Any, task: Mapping[str, Any], split: str) -> Mapping[str, Any]:
+    """The submission ``model`` makes for ``task`` on ``split`` of ``dataset``.
+
+    Raises:
+        UnsupportedTaskError: if ``model`` is not registered for the task's type.
+    """
+    return baseline_for(task, model)(dataset, task, split)
+
+
+from tgbhub.baselines import edgebank, persistence, trajectory  # noqa: E402,F401  (registers the built-in baselines)
+
+__all__ = ["BASELINES", "models_for", "register_baseline", "run_baseline"]

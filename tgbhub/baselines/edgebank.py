@@ -1,0 +1,61 @@
+"""EdgeBank (Poursafaei et al. 2022) in three memories, for snapshot and ranking tasks.
+
+- ``edgebank``: every pair seen in any snapshot before the predicted one (EdgeBank-inf, TGB's default, updated
+  with the true history as the evaluation streams on);
+- ``edgebank-train``: pairs of the train split only, never updated (the EdgeBank of the T-GRAB paper);
+- ``edgebank-tw``: pairs seen within the last ``W`` snapshots, ``W = ceil(0.15 x train snapshots)`` (TGB's
+  time-window variant; the window ends just before the predicted snapshot).
+
+A pair in memory scores 1, any other 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from tgbhub.baselines import ranking_task, snapshot_task
+from tgbhub.baselines.memory import PairTimes, rows
+from tgbhub.baselines.registry import register_baseline
+
+TRAIN_SPLIT = "train"
+WINDOW_FRACTION = 0.15
+
+
+def _memory(dataset: Any, split: str | None) -> PairTimes:
+    t, src, dst = rows(dataset, split)
+    return PairTimes(t, src, dst, dataset.num_nodes, dataset.num_snapshots)
+
+
+def window(dataset: Any) -> int:
+    """``edgebank-tw``'s window in snapshots: 15% of the train split's span, at least 1."""
+    start, stop = dataset.splits[TRAIN_SPLIT]
+    return max(1, math.ceil(WINDOW_FRACTION * (stop - start)))
+
+
+def _scorer(model: str, dataset: Any) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    if model == "edgebank-train":
+        memory = _memory(dataset, TRAIN_SPLIT)
+        return lambda s, d, t: (memory.last_before(s, d, t) >= 0).astype(np.float32)
+    memory = _memory(dataset, None)
+    if model == "edgebank":
+        return lambda s, d, t: (memory.last_before(s, d, t) >= 0).astype(np.float32)
+    width = window(dataset)
+    return lambda s, d, t: (memory.last_before(s, d, t) >= np.asarray(t) - width).astype(np.float32)
+
+
+def _register(model: str) -> None:
+    @register_baseline("snapshot-link-prediction", model)
+    def on_snapshots(dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
+        return snapshot_task(_scorer(model, dataset), dataset, task, split)
+
+    @register_baseline("one-vs-many-ranking", model)
+    def on_ranking(dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
+        return ranking_task(_scorer(model, dataset), dataset, split)
+
+
+for _model in ("edgebank", "edgebank-train", "edgebank-tw"):
+    _register(_model)

@@ -1,0 +1,47 @@
+"""``(task type, model) -> baseline function``: how ``tgbhub baseline MODEL NAME`` finds its implementation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from tgbhub.errors import UnsupportedTaskError
+
+#: a baseline: ``fn(dataset, task, split) -> submission`` (column name -> array, the task's submission schema)
+Baseline = Callable[[Any, Mapping[str, Any], str], Mapping[str, Any]]
+
+#: ``(task type, model name)`` -> baseline function; filled by :func:`register_baseline`
+BASELINES: dict[tuple[str, str], Baseline] = {}
+
+
+def register_baseline(task_type: str, model: str) -> Callable[[Baseline], Baseline]:
+    """Decorator: ``model`` produces submissions for every task of type ``task_type``.
+
+    Raises:
+        ValueError: if ``(task_type, model)`` is already registered to another function.
+    """
+    def decorate(fn: Baseline) -> Baseline:
+        if BASELINES.get((task_type, model), fn) is not fn:
+            raise ValueError(f"baseline {model!r} for {task_type!r} is already registered")
+        BASELINES[(task_type, model)] = fn
+        return fn
+    return decorate
+
+
+def models_for(task_type: str) -> list[str]:
+    """Every model registered for ``task_type``, sorted."""
+    return sorted(model for kind, model in BASELINES if kind == task_type)
+
+
+def baseline_for(task: Mapping[str, Any], model: str) -> Baseline:
+    """The function registered for ``(task["type"], model)``.
+
+    Raises:
+        UnsupportedTaskError: if no such baseline exists (the message lists the models for that task type).
+    """
+    fn = BASELINES.get((str(task.get("type")), model))
+    if fn is None:
+        known = models_for(str(task.get("type")))
+        raise UnsupportedTaskError(f"no baseline {model!r} for task type {task.get('type')!r}; available: "
+                                   f"{', '.join(known) or 'none'}")
+    return fn

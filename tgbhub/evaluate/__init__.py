@@ -1,0 +1,56 @@
+"""Reference evaluation: pure metric functions and evaluators bound to a manifest's declared task.
+
+How grading is chosen
+---------------------
+Every task a manifest declares (``manifest.tasks``; ``manifest.task`` is the default) has a ``type``. The evaluator
+class is looked up in :data:`EVALUATORS` by that type, never by the dataset's name:
+
+========================== ======================================== ==============================
+task type                  evaluator                                submission columns
+========================== ======================================== ==============================
+``snapshot-link-prediction`` :class:`~tgbhub.evaluate.snapshot.SnapshotF1Evaluator` ``t, src, dst, score``
+``one-vs-many-ranking``    :class:`~tgbhub.evaluate.ranking.RankingEvaluator`     ``query, pos_score, neg_scores``
+``rollout-forecasting``    :class:`~tgbhub.evaluate.rollout.RolloutEvaluator`     ``ic, t, values``
+========================== ======================================== ==============================
+
+Registering a new task type (e.g. ``rollout-forecasting``)
+---------------------------------------------------------
+1. Write a module ``tgbhub/evaluate/<topic>.py`` with a class decorated ``@register_evaluator("<task type>")``.
+   It is constructed as ``cls(manifest, task, truth)`` and must do no I/O there: ``truth`` is the dataset object
+   (anything with the accessors your class needs, e.g. ``split(name)``, ``negatives(name)``, ``arrays(name)``);
+   read from it lazily in ``evaluate``.
+2. Give it ``schema(split) -> SubmissionSchema`` (the Parquet columns a submission must have; see
+   :mod:`tgbhub.evaluate.submission`) and ``evaluate(submission, split=None, detail=False) -> dict``.
+   ``submission`` is a Parquet path, a ``pyarrow.Table`` or a mapping of column name -> array; validate it with
+   :func:`~tgbhub.evaluate.submission.read_submission` so malformed input raises
+   :class:`~tgbhub.errors.SubmissionError` (column, first bad row, fix), never a score. Return the dict built by
+   :func:`~tgbhub.evaluate.base.result` (dataset, version, digest, task, split, metrics as plain floats).
+3. Import the module at the bottom of this file so the decorator runs, and add the type to the table above.
+
+``get_evaluator(manifest, truth, task=None)`` then works for every dataset declaring that type, and so do
+``ds.evaluator`` and ``tgbhub evaluate NAME FILE``. Baselines register the same way in :mod:`tgbhub.baselines`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tgbhub.evaluate.registry import EVALUATORS, evaluator_class, register_evaluator
+from tgbhub.manifest import Manifest
+
+
+def get_evaluator(manifest: Manifest, truth: Any, task: str | Mapping[str, Any] | None = None) -> Any:
+    """The evaluator for ``task`` (a task name, a task mapping, or ``None`` for the default) of ``manifest``.
+
+    Raises:
+        ManifestError: if ``task`` names no task of the manifest.
+        UnsupportedTaskError: if the task's type has no registered evaluator.
+    """
+    chosen = task if isinstance(task, Mapping) else manifest.task_named(task)
+    return evaluator_class(chosen, manifest)(manifest, chosen, truth)
+
+
+from tgbhub.evaluate import ranking, rollout, snapshot  # noqa: E402,F401  (registers the built-in evaluators)
+
+__all__ = ["EVALUATORS", "get_evaluator", "register_evaluator"]

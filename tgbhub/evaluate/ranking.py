@@ -1,0 +1,80 @@
+"""TGB's one-vs-many link ranking: the true destination against the pre-generated negatives of its query.
+
+Submission: one row per query of the split's negatives file, ``query`` (its row index there), ``pos_score`` and
+``neg_scores``, a list with exactly ``count[query]`` scores in the order of that query's negatives (padding ``-1``
+slots get no score). Row order is free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from tgbhub.evaluate.base import result
+from tgbhub.evaluate.metrics import DEFAULT_KS, metrics_from_ranks, ranks
+from tgbhub.evaluate.registry import register_evaluator
+from tgbhub.evaluate.submission import ListColumn, SubmissionError, read_submission, unique_ids
+from tgbhub.manifest import Manifest
+from tgbhub.tasks import choose_split
+
+TASK_TYPE = "one-vs-many-ranking"
+
+
+@register_evaluator(TASK_TYPE)
+class RankingEvaluator:
+    """Grades a one-vs-many ranking task. ``truth`` needs ``negatives(split)`` with ``negatives`` and ``count``.
+
+    The constructor does no I/O; the negatives are read when :meth:`evaluate` runs.
+    """
+
+    def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: Any) -> None:
+        self.manifest = manifest
+        self.task = task
+        self.truth = truth
+        self.ks = tuple(int(k) for k in task.get("ks", DEFAULT_KS))
+
+    def _matrix(self, columns: Mapping[str, Any], count: np.ndarray, q: int) -> np.ndarray:
+        query = unique_ids("query", columns["query"], len(count), lambda i: f"query={i}")
+        lists: ListColumn = columns["neg_scores"]
+        lengths = lists.lengths
+        wrong = lengths != count[query]
+        if wrong.any():
+            row = int(np.flatnonzero(wrong)[0])
+            raise SubmissionError("neg_scores", row, f"has {int(lengths[row])} scores but query "
+                                  f"{int(query[row])} has {int(count[query[row]])} negatives",
+                                  "Give one score per real negative of the query, in its order (skip -1 padding)")
+        if len(lengths) and (lengths == q).all():  # the common rectangular case: no scatter needed
+            matrix = lists.values.reshape(len(query), q)
+            return matrix if np.array_equal(query, np.arange(len(query))) else matrix[np.argsort(query)]
+        matrix = np.zeros((len(count), q), dtype=lists.values.dtype)
+        row_of = np.repeat(query, lengths)
+        within = np.arange(len(lists.values)) - np.repeat(lists.offsets[:-1], lengths)
+        matrix[row_of, within] = lists.values
+        return matrix
+
+    def evaluate(self, submission: Any, split: str | None = None, detail: bool = False) -> dict[str, Any]:
+        """MRR and Hits@K (the task's ``ks``) of ``submission`` on ``split`` (default: the task's ``report_split``).
+
+        ``detail=True`` adds ``per_query`` ranks (average-tie, float) in query order.
+
+        Raises:
+            SubmissionError: for a malformed submission (naming the column, first bad row and fix).
+            InvalidNameError: for an unknown split or a split without negatives.
+        """
+        name = choose_split(self.manifest, self.task, split)
+        negatives = self.truth.negatives(name)
+        count = np.asarray(negatives.count, dtype=np.int64)
+        columns = read_submission(submission, self.task)
+        matrix = self._matrix(columns, count, int(negatives.negatives.shape[1]))
+        pos = np.empty(len(count), dtype=np.float64)
+        pos[columns["query"]] = columns["pos_score"]
+        rank = ranks(pos, matrix, count)
+        extra: dict[str, Any] = {"num_queries": int(len(count))}
+        if detail:
+            extra["per_query"] = {"rank": rank.tolist()}
+        edges = self.manifest.graph["edges_file"]
+        digests = {edges: self.manifest.file(edges).digest,
+                   negatives.file: self.manifest.file(negatives.file).digest}
+        return result(self.manifest, self.task, name, metrics_from_ranks(rank, self.ks), digests, **extra)

@@ -1,0 +1,46 @@
+"""Task type -> evaluator class: the one place that decides how a declared task is graded.
+
+Kept apart from ``__init__`` so implementation modules can register themselves without import cycles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from tgbhub.errors import UnsupportedTaskError
+from tgbhub.manifest import Manifest
+
+#: ``task["type"]`` -> evaluator class; filled by :func:`register_evaluator`
+EVALUATORS: dict[str, type] = {}
+
+E = TypeVar("E", bound=type)
+
+
+def register_evaluator(task_type: str) -> Callable[[E], E]:
+    """Class decorator: grade every task whose manifest ``type`` is ``task_type`` with the decorated class.
+
+    Raises:
+        ValueError: if another class already registered ``task_type`` (two graders for one task would disagree).
+    """
+    def decorate(cls: E) -> E:
+        if EVALUATORS.get(task_type, cls) is not cls:
+            raise ValueError(f"task type {task_type!r} already has evaluator {EVALUATORS[task_type].__name__}")
+        EVALUATORS[task_type] = cls
+        return cls
+    return decorate
+
+
+def evaluator_class(task: Mapping[str, Any], manifest: Manifest) -> type:
+    """The class registered for ``task["type"]``.
+
+    Raises:
+        UnsupportedTaskError: if no evaluator is registered for the task's type.
+    """
+    task_type = task.get("type")
+    cls = EVALUATORS.get(str(task_type))
+    if cls is None:
+        raise UnsupportedTaskError(
+            f"{manifest.name}@{manifest.version} declares task type {task_type!r}, which this tgbhub cannot grade "
+            f"(it grades {', '.join(sorted(EVALUATORS))}); upgrade tgbhub")
+    return cls

@@ -1,0 +1,223 @@
+"""Submission files: the Parquet schema a task declares, and strict reading that never lets bad input be scored.
+
+A task's ``submission`` block in the manifest lists its columns, e.g.::
+
+    {"format": "parquet", "columns": [{"name": "t", "type": "int64"}, {"name": "src", "type": "int32"},
+                                       {"name": "dst", "type": "int32"}, {"name": "score", "type": "float32"}]}
+
+Types are families, checked by kind: an ``int*`` column takes any integer type, a ``float*`` column any float or
+integer type, a ``list<float*>`` column a (fixed-size or variable) list of those. Everything else (strings,
+booleans, nulls, NaN, missing or extra columns) raises :class:`~tgbhub.errors.SubmissionError` naming the column,
+the first bad row and the fix.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tgbhub.errors import ManifestError, SubmissionError
+
+
+@dataclass(frozen=True)
+class ListColumn:
+    """A decoded list column: row ``r`` holds ``values[offsets[r]:offsets[r + 1]]``."""
+
+    values: np.ndarray
+    offsets: np.ndarray
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+
+def _kind(declared: str) -> str:
+    if declared.startswith("list<"):
+        return "list"
+    if declared.startswith("int"):
+        return "int"
+    if declared.startswith("float"):
+        return "float"
+    raise ManifestError(f"submission column type {declared!r} is not int*, float* or list<float*>; fix the manifest")
+
+
+def columns_of(task: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``[(name, declared type), ...]`` of a task's submission schema.
+
+    Raises:
+        ManifestError: if the task declares no submission schema.
+    """
+    schema = task.get("submission")
+    if not schema or not schema.get("columns"):
+        raise ManifestError(f"task {task.get('name')!r} declares no submission schema; regenerate its manifest")
+    return [(str(c["name"]), str(c["type"])) for c in schema["columns"]]
+
+
+def _table(source: Any) -> pa.Table:
+    if isinstance(source, pa.Table):
+        return source
+    if isinstance(source, Mapping):
+        try:
+            return pa.table({k: _arrow(v) for k, v in source.items()})
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
+            raise SubmissionError("<mapping>", None, f"cannot be turned into columns ({exc})",
+                                  "Pass one 1-D array per column, all of one length") from exc
+    path = os.fspath(source)
+    try:
+        return pq.read_table(path)
+    except FileNotFoundError as exc:
+        raise SubmissionError("<file>", None, f"{path!r} does not exist", "Check the path") from exc
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise SubmissionError("<file>", None, f"{path!r} is not a readable Parquet file ({exc})",
+                              "Write it with pyarrow.parquet.write_table or DataFrame.to_parquet") from exc
+
+
+def _arrow(values: Any) -> pa.Array | pa.ChunkedArray:
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        return values
+    plain = _plain(values)
+    return plain if isinstance(plain, pa.Array) else pa.array(plain)
+
+
+def _plain(values: Any) -> Any:
+    if hasattr(values, "detach"):
+        values = values.detach().cpu().numpy()
+    array = np.asarray(values) if not isinstance(values, list) else values
+    if isinstance(array, np.ndarray) and array.ndim == 2:  # a (rows, q) matrix is a fixed-size list column
+        return pa.FixedSizeListArray.from_arrays(pa.array(np.ascontiguousarray(array).reshape(-1)), array.shape[1])
+    return array
+
+
+def _first_null(column: pa.ChunkedArray) -> int | None:
+    if column.null_count == 0:
+        return None
+    return int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+
+
+def _numeric(name: str, column: pa.ChunkedArray, kind: str, declared: str) -> np.ndarray:
+    type_ = column.type
+    ok = pa.types.is_integer(type_) or (kind == "float" and pa.types.is_floating(type_))
+    if not ok:
+        raise SubmissionError(name, 0, f"has type {type_}, expected {declared}",
+                              f"Cast it, e.g. df[{name!r}] = df[{name!r}].astype({declared!r})")
+    values = column.to_numpy()
+    if kind == "float":
+        bad = ~np.isfinite(values) if pa.types.is_floating(type_) else np.zeros(len(values), dtype=bool)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise SubmissionError(name, row, f"holds {values[row]!r}; every score must be finite",
+                                  "Replace NaN/inf before writing, e.g. np.nan_to_num(scores, nan=-1e9)")
+        return values
+    return values.astype(np.int64, copy=False)
+
+
+def _list(name: str, column: pa.ChunkedArray, declared: str) -> ListColumn:
+    type_ = column.type
+    if not (pa.types.is_list(type_) or pa.types.is_large_list(type_) or pa.types.is_fixed_size_list(type_)) or not (
+            pa.types.is_floating(type_.value_type) or pa.types.is_integer(type_.value_type)):
+        raise SubmissionError(name, 0, f"has type {type_}, expected {declared}",
+                              "Write one list of scores per row, e.g. pa.array(list(matrix)) or a list column")
+    array = column.combine_chunks()
+    if pa.types.is_fixed_size_list(type_):
+        size = type_.list_size
+        values = array.flatten().to_numpy()
+        offsets = np.arange(0, len(array) * size + 1, size, dtype=np.int64)
+    else:
+        offsets = np.asarray(array.offsets, dtype=np.int64)
+        values = array.values.to_numpy(zero_copy_only=False)[offsets[0]:offsets[-1]]
+        offsets = offsets - offsets[0]
+    if values.dtype.kind == "f":
+        bad = ~np.isfinite(values)
+        if bad.any():
+            row = int(np.searchsorted(offsets, int(np.flatnonzero(bad)[0]), side="right") - 1)
+            raise SubmissionError(name, row, "holds a NaN or infinite score; every score must be finite",
+                                  "Replace NaN/inf before writing, e.g. np.nan_to_num(scores, nan=-1e9)")
+    return ListColumn(values=values, offsets=offsets)
+
+
+def read_submission(source: Any, task: Mapping[str, Any]) -> dict[str, Any]:
+    """Read and type-check a submission against ``task``'s declared schema.
+
+    ``source`` is a Parquet path, a ``pyarrow.Table``, or a mapping of column name -> array (a 2-D array is taken
+    as a list column). Returns name -> int64/float numpy array, or :class:`ListColumn` for list columns.
+
+    Raises:
+        SubmissionError: for an unreadable file, a missing or extra column, a wrong type, a null, NaN or inf.
+        ManifestError: if the task declares no or a malformed schema.
+    """
+    declared = columns_of(task)
+    table = _table(source)
+    names = [n for n, _ in declared]
+    for name in names:
+        if name not in table.column_names:
+            raise SubmissionError(name, None, f"is missing (the file has {', '.join(table.column_names) or 'none'})",
+                                  f"Write exactly the columns {', '.join(names)}")
+    for name in table.column_names:
+        if name not in names:
+            raise SubmissionError(name, None, "is not part of this task's schema",
+                                  f"Drop it; the task wants exactly {', '.join(names)}")
+    out: dict[str, Any] = {}
+    for name, type_ in declared:
+        column = table.column(name)
+        null = _first_null(column)
+        if null is not None:
+            raise SubmissionError(name, null, "is null", "Every row needs a value; drop or fill the row")
+        kind = _kind(type_)
+        out[name] = _list(name, column, type_) if kind == "list" else _numeric(name, column, kind, type_)
+    return out
+
+
+def unique_ids(name: str, ids: np.ndarray, size: int, describe: Any) -> np.ndarray:
+    """Check that ``ids`` hits every slot of ``range(size)`` exactly once; return ``ids`` (int64).
+
+    ``describe(slot)`` renders a slot for messages (e.g. ``"t=352, src=0, dst=1"``).
+
+    Raises:
+        SubmissionError: naming the first out-of-range row, the first repeated row, or the first missing slot.
+    """
+    outside = (ids < 0) | (ids >= size)
+    if outside.any():
+        row = int(np.flatnonzero(outside)[0])
+        raise SubmissionError(name, row, "is not an id this task asks for",
+                              f"Submit exactly the {size} ids the task lists (see the task's submission 'rows')")
+    seen = np.zeros(size, dtype=bool)
+    first = np.unique(ids, return_index=True)[1]
+    if len(first) != len(ids):
+        repeated = np.ones(len(ids), dtype=bool)
+        repeated[first] = False
+        row = int(np.flatnonzero(repeated)[0])
+        raise SubmissionError(name, row, f"repeats id {describe(int(ids[row]))}", "Submit each id once")
+    seen[ids] = True
+    if not seen.all():
+        missing = int(np.flatnonzero(~seen)[0])
+        raise SubmissionError(name, None, f"lacks {size - len(ids)} of the {size} required ids, the first being "
+                              f"{describe(missing)}", "Submit a row for every id the task lists")
+    return ids
+
+
+def write_submission(source: Any, path: str | os.PathLike[str]) -> None:
+    """Write a submission (mapping of column -> array, or a ``pyarrow.Table``) as Parquet, temp file then rename.
+
+    Raises:
+        SubmissionError: if the columns cannot be turned into a table.
+    """
+    table = _table(source) if not isinstance(source, (str, os.PathLike)) else pq.read_table(source)
+    final = os.fspath(path)
+    temp = f"{final}.{os.getpid()}.tmp"
+    pq.write_table(table, temp, compression="zstd")
+    pq.read_metadata(temp)  # readable before it takes its final name
+    os.replace(temp, final)
+
+
+def task_for_columns(tasks: Any, names: Any) -> Mapping[str, Any] | None:
+    """The task among ``tasks`` whose submission columns are exactly ``names`` (``None`` if none or several)."""
+    wanted = set(names)
+    matches = [task for task in tasks if task.get("submission")
+               and {str(c["name"]) for c in task["submission"]["columns"]} == wanted]
+    return matches[0] if len(matches) == 1 else None

@@ -1,0 +1,158 @@
+"""``tgbhub publish``: put one version of a family on a hub, from verified local files.
+
+Steps: select the family's manifests at the version -> make sure each dataset is in the verified cache (building it
+if needed) and that its bytes are exactly the published sha256 -> lay the family repo out (artifacts, croissant.json,
+per-split views, card) -> hand the plan to the target, which commits and tags it or finds it already there.
+
+Targets: ``hf`` (the Hugging Face Hub API), ``git:ROOT`` (git repos a local Hub server serves), ``mirror:DIR`` (a
+static folder for any web server).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tgbhub import api, config
+from tgbhub.cache import CacheEntry
+from tgbhub.errors import PublishError, VersionNotFoundError
+from tgbhub.hashing import file_sha256
+from tgbhub.hub.git import GitTarget, Published
+from tgbhub.hub.hfapi import HfTarget
+from tgbhub.hub.layout import (CARD, CROISSANT, GITATTRIBUTES, RepoFile, RepoPlan, dataset_card, file_path,
+                               gitattributes, repo_id, split_view_path, split_views, tag_for)
+from tgbhub.hub.mirror import MirrorTarget
+from tgbhub.manifest import Manifest
+from tgbhub.progress import track
+from tgbhub.registry import Registry, parse_reference
+from tgbhub.sources.build import BuildSource
+
+Target = GitTarget | HfTarget | MirrorTarget
+
+
+@dataclass(frozen=True)
+class Release:
+    """A dataset version ready to publish: its manifest, the manifest file's bytes and its verified files."""
+
+    manifest: Manifest
+    croissant: bytes
+    entry: CacheEntry
+
+
+def parse_target(spec: str, *, endpoint: str | None = None, token: str | None = None,
+                 private: bool = False) -> Target:
+    """``hf``, ``git:ROOT`` or ``mirror:DIR`` as a target object.
+
+    Raises:
+        PublishError: for an unknown target, or ``hf`` without an endpoint.
+    """
+    kind, _, where = spec.partition(":")
+    if kind == "git" and where:
+        return GitTarget(Path(where).expanduser())
+    if kind == "mirror" and where:
+        return MirrorTarget(Path(where).expanduser())
+    if kind == "hf" and not where:
+        chosen = config.hub_endpoint(endpoint) or "https://huggingface.co"
+        return HfTarget(chosen, config.hub_token(token), private)
+    raise PublishError(f"unknown publish target {spec!r}; use hf, git:ROOT or mirror:DIR "
+                       "(e.g. --to git:/srv/tgbhub-hub)")
+
+
+def publish(family: str, version: str, target: Target, *, datasets: Sequence[str] | None = None,
+            repo: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
+            registry: Registry | None = None) -> list[Published]:
+    """Publish ``family`` at ``version`` (every dataset of it, or only ``datasets``) to ``target``.
+
+    The repo is ``repo``, else ``<$TGBHUB_HUB_ORG or tgbhub>/<family>``. Republishing identical content is a no-op.
+
+    Raises:
+        DatasetNotFoundError, VersionNotFoundError: if a dataset or the version is missing.
+        PublishError: if local bytes differ from the manifests' sha256, or the target refuses.
+        VersionConflictError: if the version is already published with different content.
+    """
+    catalogue = registry or api.registry()
+    manifests = select(catalogue, family, version, datasets)
+    releases = [_release(catalogue, m, config.cache_root(cache_dir))
+                for m in track(manifests, desc=f"verifying {family} {version}", unit="dataset")]
+    if isinstance(target, MirrorTarget):
+        return [target.publish(r.manifest, r.entry.files, r.croissant) for r in releases]
+    with tempfile.TemporaryDirectory(prefix="tgbhub-views-") as views:
+        plan = repo_plan(repo or repo_id(family, config.hub_org()), version, releases, Path(views))
+        return [target.publish(plan)]
+
+
+def select(catalogue: Registry, family: str, version: str, datasets: Sequence[str] | None) -> list[Manifest]:
+    """The manifests of ``family`` at ``version``: all of them, or the named ones (short or full names).
+
+    Raises:
+        DatasetNotFoundError: if a named dataset does not exist.
+        VersionNotFoundError: if a named dataset lacks the version, or no dataset of the family has it.
+    """
+    names = ([n if "/" in n else f"{family}/{n}" for n in datasets] if datasets
+             else [n for n in catalogue.names(family) if version in catalogue.versions(n)])
+    if not names:
+        raise VersionNotFoundError(family, version, sorted({v for n in catalogue.names(family)
+                                                            for v in catalogue.versions(n)}))
+    return [catalogue.resolve(parse_reference(name, version)) for name in names]
+
+
+def _release(catalogue: Registry, manifest: Manifest, root: Path) -> Release:
+    entry, _ = api.ensure_cached(manifest, root, [BuildSource()])
+    for item in manifest.files:
+        actual = file_sha256(entry.files[item.name])
+        if actual != item.sha256:
+            raise PublishError(
+                f"{manifest.name}@{manifest.version}: the local {item.name} has sha256 {actual}, the manifest "
+                f"publishes {item.sha256} (a rebuild by another writer version verifies by content digest but has "
+                "other bytes). Publish from the environment that wrote the manifests, or regenerate the manifests "
+                "under a new version.")
+    return Release(manifest, catalogue.path(manifest.name, manifest.version).read_bytes(), entry)
+
+
+def repo_plan(repo: str, version: str, releases: Sequence[Release], views: Path) -> RepoPlan:
+    """The family repo's tree for one version: artifacts, croissant.json, split views, card, .gitattributes."""
+    files: list[RepoFile] = []
+    for release in releases:
+        manifest = release.manifest
+        files += [RepoFile(file_path(manifest, f.name), f.sha256, f.size, local=release.entry.files[f.name])
+                  for f in manifest.files]
+        files.append(_in_memory(file_path(manifest, CROISSANT), release.croissant))
+        files += _split_view_files(release, views)
+    family = releases[0].manifest.family
+    files.append(_in_memory(CARD, dataset_card(family, [r.manifest for r in releases], repo)))
+    files.append(_in_memory(GITATTRIBUTES, gitattributes()))
+    names = ", ".join(r.manifest.short_name for r in releases)
+    return RepoPlan(repo, tag_for(version), tuple(sorted(files, key=lambda f: f.path)),
+                    f"tgbhub publish {family} {version}: {names}")
+
+
+def _in_memory(path: str, data: bytes) -> RepoFile:
+    return RepoFile(path, hashlib.sha256(data).hexdigest(), len(data), data=data)
+
+
+def _split_view_files(release: Release, views: Path) -> list[RepoFile]:
+    """One Parquet file per split for the ``datasets`` library, cut from the verified edge columns."""
+    manifest = release.manifest
+    ranges = split_views(manifest)
+    if not ranges:
+        return []
+    columns = {name: np.load(path, mmap_mode="r") for name, path in
+               release.entry.columns[manifest.graph["edges_file"]].items()}
+    files = []
+    for split, (lo, hi) in ranges.items():
+        first, last = np.searchsorted(columns["t"], [lo, hi])
+        table = pa.table({name: np.ascontiguousarray(values[first:last]) for name, values in columns.items()})
+        local = views / manifest.short_name / f"{split}.parquet"
+        local.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, local, compression="zstd", row_group_size=1 << 20)
+        files.append(RepoFile(split_view_path(manifest, split), file_sha256(local), local.stat().st_size,
+                              local=local))
+    return files

@@ -1,0 +1,71 @@
+"""The static-mirror source: files under ``<base>/<family>/<name>/<version>/`` on any web server.
+
+A mirror is the folder ``tgbhub publish ... --to mirror:DIR`` writes, served by nginx, ``python -m http.server``,
+object storage with a public URL, etc. Bytes stream into the cache's private staging folder; the cache verifies them
+against the manifest (a mirror is trusted for nothing).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tgbhub.cache import Fetched
+from tgbhub.errors import FetchError
+from tgbhub.hub.mirror import mirror_path
+from tgbhub.manifest import Manifest
+from tgbhub.progress import track
+
+#: (connect, read) timeouts in seconds: a dead mirror is skipped quickly, a slow one is not cut off mid-file
+TIMEOUTS = (5.0, 60.0)
+_CHUNK = 1 << 20
+
+if TYPE_CHECKING:
+    import requests
+
+
+class MirrorSource:
+    """Fetches dataset versions from one static HTTP mirror."""
+
+    name = "mirror"
+    needs_network = True
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url.rstrip("/")
+
+    @property
+    def label(self) -> str:
+        return f"mirror {self.base_url}"
+
+    def can_serve(self, manifest: Manifest) -> bool:
+        return bool(manifest.files)
+
+    def fetch(self, manifest: Manifest, staging: Path) -> Fetched:
+        """Download every file the manifest declares into ``staging``.
+
+        Raises:
+            FetchError: if the mirror is unreachable, answers with an HTTP error, or the transfer breaks off.
+        """
+        import requests  # deferred: only mirror users pay for the import
+
+        files = {}
+        with requests.Session() as session:
+            for entry in manifest.files:
+                url = f"{self.base_url}/{mirror_path(manifest, entry.name)}"
+                target = staging / entry.name
+                try:
+                    self._download(session, url, target, entry.size)
+                except requests.RequestException as exc:
+                    raise FetchError(self.label, url, f"{type(exc).__name__}: {exc}",
+                                     "Check the mirror URL ($TGBHUB_MIRRORS) and that it serves this version") from exc
+                files[entry.name] = target
+        return Fetched(files=files)
+
+    @staticmethod
+    def _download(session: requests.Session, url: str, target: Path, size: int) -> None:
+        with session.get(url, stream=True, timeout=TIMEOUTS) as response:
+            response.raise_for_status()
+            chunks = response.iter_content(_CHUNK)
+            with open(target, "wb") as handle:
+                for block in track(chunks, desc=target.name, total=-(-size // _CHUNK), unit="MiB"):
+                    handle.write(block)

@@ -1,0 +1,71 @@
+"""Pure helpers that read declared tasks: candidate pairs and graded snapshot ranges (no I/O).
+
+Shared by the evaluators and the baselines, which must agree on what is graded but never import each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from tgbhub.errors import InvalidNameError, UnsupportedTaskError
+from tgbhub.manifest import Manifest
+
+
+def candidate_pairs(spec: Mapping[str, Any], num_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(src, dst)`` int64 arrays of every candidate pair, in the canonical order.
+
+    ``all-ordered-pairs``: every ``(i, j)``, row-major, ``i != j`` when ``exclude_self_loops`` (100 nodes: 9,900).
+    ``incident-to-node``: T-GRAB's concat(row ``k``, column ``k``): ``(k, j)`` for every ``j``, then ``(j, k)``,
+    without ``(k, k)`` when ``exclude_self_loops`` (101 nodes: 200).
+
+    Raises:
+        UnsupportedTaskError: for a candidate kind this tgbhub does not know.
+    """
+    kind = spec.get("kind")
+    no_loops = bool(spec.get("exclude_self_loops", True))
+    if kind == "all-ordered-pairs":
+        src, dst = np.divmod(np.arange(num_nodes * num_nodes, dtype=np.int64), num_nodes)
+        keep = src != dst if no_loops else np.ones(len(src), dtype=bool)
+        return src[keep], dst[keep]
+    if kind == "incident-to-node":
+        node = int(spec["node"])
+        others = np.arange(num_nodes, dtype=np.int64)
+        if no_loops:
+            others = others[others != node]
+        fixed = np.full(len(others), node, dtype=np.int64)
+        return np.concatenate([fixed, others]), np.concatenate([others, fixed])
+    raise UnsupportedTaskError(f"candidate kind {kind!r} is unknown (known: all-ordered-pairs, incident-to-node); "
+                               "upgrade tgbhub")
+
+
+def pair_index(src: np.ndarray, dst: np.ndarray, num_nodes: int) -> np.ndarray:
+    """An ``(N, N)`` int64 table mapping ``(src, dst)`` to its candidate position, ``-1`` for non-candidates."""
+    table = np.full((num_nodes, num_nodes), -1, dtype=np.int64)
+    table[src, dst] = np.arange(len(src))
+    return table
+
+
+def choose_split(manifest: Manifest, task: Mapping[str, Any], split: str | None) -> str:
+    """``split``, or the task's ``report_split`` when ``None``.
+
+    Raises:
+        InvalidNameError: if the dataset has no such split.
+    """
+    chosen = split or str(task.get("report_split", "test"))
+    if chosen not in manifest.splits:
+        raise InvalidNameError(f"{manifest.name}@{manifest.version} has no split {chosen!r}; its splits are "
+                               f"{', '.join(manifest.splits)}")
+    return chosen
+
+
+def graded_snapshots(manifest: Manifest, task: Mapping[str, Any], split: str) -> tuple[int, int]:
+    """``[start, stop)`` of the snapshots of ``split`` a snapshot task grades (after its ``skip_leading``).
+
+    Raises:
+        InvalidNameError: if the dataset has no such split.
+    """
+    start, stop = manifest.splits[choose_split(manifest, task, split)]
+    return min(stop, start + int(task.get("skip_leading", {}).get(split, 0))), stop

@@ -1,12 +1,12 @@
 """Hub fetch throughput (run through `scripts/bench hub`): the local Hub vs raw loopback HTTP, same files, same run.
 
 1. Publish one dataset (default: the largest T-GRAB one) to a git: root and serve it with `tgbhub hub serve`'s code.
-2. tgbhub's Hub source fetches every file of the dataset (huggingface_hub `hf_hub_download` at the version tag,
-   metadata request included) into a fresh folder.
+2. tgbhub's Hub source fetches every file of the dataset into a fresh folder (huggingface_hub resolves each file at
+   the version tag, then the bytes stream in 1 MiB reads).
 3. `curl` fetches the same files from a plain static server (`python -m http.server`'s handler, threaded) serving
    the very same bytes.
-4. For context: `curl` of the same files from the Hub front, and from olah alone (what the front replaces for LFS
-   files).
+4. For context: huggingface_hub's own `hf_hub_download` of the same files, `curl` from the Hub front, and `curl`
+   from olah alone (what the front replaces for LFS files).
 Medians over --repeats runs, interleaved; throughput = bytes / median seconds.
 """
 
@@ -57,9 +57,22 @@ def _hub_fetch(source: HubSource, name: str, folder: Path) -> float:
     return time.perf_counter() - started
 
 
+def _hf_download(url: str, manifest: object, folder: Path) -> float:
+    from huggingface_hub import hf_hub_download
+
+    started = time.perf_counter()
+    for entry in manifest.files:  # type: ignore[attr-defined]
+        hf_hub_download(repo_id(manifest.family, "tgbhub"), file_path(manifest, entry.name),  # type: ignore[arg-type]
+                        repo_type="dataset", revision=tag_for(manifest.version), local_dir=folder,  # type: ignore
+                        endpoint=url)
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dataset", default="t-grab/psto-64-p90", help="dataset to fetch (default: %(default)s)")
+    parser.add_argument("--dataset", default="chaosnet/k2.0-rho0.2-n8",
+                        help="dataset to fetch (default: %(default)s, one 128 MB file; t-grab/psto-64-p90 is the "
+                             "largest T-GRAB dataset, 3 files, 21 MB)")
     parser.add_argument("--repeats", type=int, default=7, help="runs per method (median reported)")
     args = parser.parse_args()
     if shutil.which("curl") is None:
@@ -83,13 +96,15 @@ def main() -> None:
             repo, tag = repo_id(manifest.family, "tgbhub"), tag_for(manifest.version)
             resolve_urls = [f"/datasets/{repo}/resolve/{tag}/{file_path(manifest, e.name)}" for e in manifest.files]
             source = HubSource(hub.url, "tgbhub")
-            times: dict[str, list[float]] = {"hub": [], "raw": [], "front": [], "olah": []}
+            times: dict[str, list[float]] = {"hub": [], "raw": [], "hf": [], "front": [], "olah": []}
             for run in range(args.repeats + 1):  # the first run warms caches and imports and is discarded
                 for method in times:
                     folder = work / f"{method}-{run}"
                     folder.mkdir()
                     if method == "hub":
                         seconds = _hub_fetch(source, args.dataset, folder)
+                    elif method == "hf":
+                        seconds = _hf_download(hub.url, manifest, folder)
                     elif method == "raw":
                         seconds = _curl([f"{raw_url}/{e.name}" for e in manifest.files], folder)
                     else:
@@ -102,7 +117,8 @@ def main() -> None:
     medians = {method: statistics.median(values) for method, values in times.items()}
     mb = total / 1e6
     rows = [
-        ("tgbhub Hub source (huggingface_hub) from the local Hub", medians["hub"], medians["raw"]),
+        ("tgbhub Hub source (what load_dataset runs) from the local Hub", medians["hub"], medians["raw"]),
+        ("huggingface_hub hf_hub_download from the local Hub", medians["hf"], medians["raw"]),
         ("curl from the local Hub front", medians["front"], medians["raw"]),
         ("curl from olah alone (no front)", medians["olah"], medians["raw"]),
     ]

@@ -142,12 +142,12 @@ def dataset_card(family: str, manifests: Sequence[Manifest], repo: str) -> bytes
     versions = sorted({m.version for m in manifests})
     lines = ["---", f"license: {licenses[0] if len(licenses) == 1 else 'other'}",
              f"pretty_name: tgbhub {family}", "task_categories:", "- graph-ml", "tags:", "- temporal-graph",
-             "- tgbhub", "configs:"]
+             "- tgbhub"]
+    with_views = [m for m in manifests if split_views(m)]
+    lines += ["configs:"] if with_views else []
     first = True
-    for manifest in manifests:
+    for manifest in with_views:
         views = split_views(manifest)
-        if not views:
-            continue
         lines += [f"- config_name: {manifest.short_name}", "  data_files:"]
         for split in views:
             lines += [f"  - split: {split}", f"    path: {manifest.short_name}/{split}-*.parquet"]

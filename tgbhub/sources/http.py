@@ -54,18 +54,24 @@ class MirrorSource:
                 url = f"{self.base_url}/{mirror_path(manifest, entry.name)}"
                 target = staging / entry.name
                 try:
-                    self._download(session, url, target, entry.size)
+                    stream_to_file(session, url, target, entry.size)
                 except requests.RequestException as exc:
                     raise FetchError(self.label, url, f"{type(exc).__name__}: {exc}",
                                      "Check the mirror URL ($TGBHUB_MIRRORS) and that it serves this version") from exc
                 files[entry.name] = target
         return Fetched(files=files)
 
-    @staticmethod
-    def _download(session: requests.Session, url: str, target: Path, size: int) -> None:
-        with session.get(url, stream=True, timeout=TIMEOUTS) as response:
-            response.raise_for_status()
-            chunks = response.iter_content(_CHUNK)
-            with open(target, "wb") as handle:
-                for block in track(chunks, desc=target.name, total=-(-size // _CHUNK), unit="MiB"):
-                    handle.write(block)
+
+def stream_to_file(session: requests.Session, url: str, target: Path, size: int,
+                   headers: dict[str, str] | None = None) -> None:
+    """GET ``url`` into ``target`` in 1 MiB reads, with a progress bar of ``size`` bytes.
+
+    Raises:
+        requests.RequestException: on a connection error, an HTTP error status or a broken transfer.
+    """
+    with session.get(url, stream=True, timeout=TIMEOUTS, headers=headers) as response:
+        response.raise_for_status()
+        chunks = response.iter_content(_CHUNK)
+        with open(target, "wb") as handle:
+            for block in track(chunks, desc=target.name, total=-(-size // _CHUNK), unit="MiB"):
+                handle.write(block)

@@ -92,7 +92,7 @@ def main() -> None:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         raw_url = f"http://127.0.0.1:{server.server_address[1]}"
         with start_local_hub(work / "hub") as hub:
-            olah_url = f"http://{hub.front.upstream[0]}:{hub.front.upstream[1]}"  # type: ignore[attr-defined]
+            olah_url = f"http://{hub.front.upstream[0]}:{hub.front.upstream[1]}"
             repo, tag = repo_id(manifest.family, "tgbhub"), tag_for(manifest.version)
             resolve_urls = [f"/datasets/{repo}/resolve/{tag}/{file_path(manifest, e.name)}" for e in manifest.files]
             source = HubSource(hub.url, "tgbhub")

@@ -6,13 +6,15 @@
 
 from __future__ import annotations
 
-from tgbhub.api import load_dataset, resolve
-from tgbhub.errors import (DatasetNotFoundError, GenerationError, IntegrityError, InvalidNameError, ManifestError,
-                           SourceUnavailableError, TgbhubError, VersionNotFoundError)
+from tgbhub.api import get_evaluator, load_dataset, resolve
+from tgbhub.errors import (DatasetNotFoundError, FetchError, GenerationError, IntegrityError, InvalidNameError,
+                           ManifestError, PublishError, SourceUnavailableError, SourceWarning, SubmissionError,
+                           TgbhubError, VersionConflictError, VersionNotFoundError)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "DatasetNotFoundError", "GenerationError", "IntegrityError", "InvalidNameError", "ManifestError",
-    "SourceUnavailableError", "TgbhubError", "VersionNotFoundError", "__version__", "load_dataset", "resolve",
+    "DatasetNotFoundError", "FetchError", "GenerationError", "IntegrityError", "InvalidNameError", "ManifestError",
+    "PublishError", "SourceUnavailableError", "SourceWarning", "SubmissionError", "TgbhubError",
+    "VersionConflictError", "VersionNotFoundError", "__version__", "get_evaluator", "load_dataset", "resolve",
 ]

@@ -9,7 +9,7 @@ from typing import Any
 from pathlib import Path
 
 from tgbhub import cache, config
-from tgbhub.data import TemporalGraphDataset, open_dataset
+from tgbhub.data import TemporalGraphDataset, TrajectoryDataset, open_dataset
 from tgbhub.errors import GenerationError, IntegrityError, SourceUnavailableError, SourceWarning
 from tgbhub.manifest import Manifest
 from tgbhub.progress import Steps
@@ -66,7 +66,7 @@ def resolve(name: str, version: str | None = None) -> Manifest:
 
 def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.PathLike[str] | None = None,
                  offline: bool | None = None, hub_endpoint: str | None = None, mirrors: Names = None,
-                 sources: Names = None) -> TemporalGraphDataset:
+                 sources: Names = None) -> TemporalGraphDataset | TrajectoryDataset:
     """Load a dataset version, from the verified cache or else from the first source that can serve it.
 
     ``name`` is ``family/name`` and may carry ``@version``; without a version the newest is loaded. The cache root
@@ -124,7 +124,7 @@ def ensure_cached(manifest: Manifest, root: Path, sources: Sequence[Source]) -> 
         "off so the local build can serve; `tgbhub info NAME` shows whether the dataset has a recipe.")
 
 
-def get_evaluator(dataset: TemporalGraphDataset, task: str | None = None) -> Any:
+def get_evaluator(dataset: TemporalGraphDataset | TrajectoryDataset, task: str | None = None) -> Any:
     """The reference evaluator of ``task`` (default: the manifest's default task) bound to ``dataset``.
 
     Raises:

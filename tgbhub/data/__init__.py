@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tgbhub.data.temporal_graph import EvaluatorFactory, Negatives, SnapshotRange, TemporalGraphDataset
+from tgbhub.data.grading import EvaluatorFactory
+from tgbhub.data.temporal_graph import Negatives, SnapshotRange, TemporalGraphDataset
 from tgbhub.data.trajectories import TrajectoryDataset, Windows, open_trajectories
 from tgbhub.errors import ManifestError
 from tgbhub.manifest import Manifest

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from tgbhub.errors import IntegrityError, InvalidNameError
-from tgbhub.data.grading import Gradable
+from tgbhub.data.grading import EvaluatorFactory, Gradable
 from tgbhub.manifest import Manifest
 
 
@@ -59,10 +59,6 @@ class Negatives:
 
     def __len__(self) -> int:
         return len(self.count)
-
-
-#: builds an evaluator for ``(dataset, task name or None)``; injected by the composition root (``tgbhub.api``)
-EvaluatorFactory = Callable[[Any, Any], Any]
 
 
 class TemporalGraphDataset(Gradable):

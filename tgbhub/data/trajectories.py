@@ -7,7 +7,7 @@ memory-mapped (one uncompressed chunk per IC, laid out in order), so ``ds.states
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -16,11 +16,9 @@ from typing import Any
 import numpy as np
 
 from tgbhub.errors import InvalidNameError, MissingExtraError
-from tgbhub.data.grading import Gradable
+from tgbhub.data.grading import EvaluatorFactory, Gradable
 from tgbhub.manifest import Manifest
 
-#: builds an evaluator for ``(dataset, task name or None)``; injected by the composition root (``tgbhub.api``)
-EvaluatorFactory = Callable[[Any, Any], Any]
 WINDOW_MODES = ("parity", "clean")
 
 

@@ -80,17 +80,15 @@ def start_local_hub(root: str | os.PathLike[str], port: int = 0, host: str = "12
     if importlib.util.find_spec("olah") is None:
         raise HubServerError("the local Hub needs olah, which is not installed; run: pip install 'tgbhub[serve]'")
     root = Path(root).resolve()
-    front = _FrontServer((host, port), _FrontHandler)
+    olah_port = _free_port(host)
+    front = _FrontServer((host, port), root, (host, olah_port))
     url = f"http://{host}:{front.server_address[1]}"
     state = root / ".olah"
-    olah_port = _free_port(host)
     config = _write_olah_config(state, root, host, olah_port, front.server_address[1])
     log = state / "olah.log"
     with open(log, "ab") as sink:
         process = subprocess.Popen([sys.executable, "-m", "olah.server", "-c", str(config), "--log-path",
                                     str(state / "logs")], stdout=sink, stderr=subprocess.STDOUT)
-    front.hub_root = root  # type: ignore[attr-defined]
-    front.upstream = (host, olah_port)  # type: ignore[attr-defined]
     thread = threading.Thread(target=front.serve_forever, name="tgbhub-hub-front", daemon=True)
     thread.start()
     hub = LocalHub(root, url, process, front, log, thread)
@@ -142,8 +140,10 @@ class _FrontServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, address: tuple[str, int], root: Path, upstream: tuple[str, int]) -> None:
+        super().__init__(address, _FrontHandler)
+        self.hub_root = root
+        self.upstream = upstream
         self._open: set[socket.socket] = set()
         self._guard = threading.Lock()
         self._readers: dict[Path, _GitReader] = {}
@@ -219,7 +219,7 @@ class _FrontHandler(BaseHTTPRequestHandler):
         if match is None:
             return None
         kind, org, name, revision, path = match.groups()
-        repo = Path(self.server.hub_root) / kind / org / name  # type: ignore[attr-defined]
+        repo = self.server.hub_root / kind / org / name
         if ".." in path.split("/") or ".." in (org, name) or not (repo / ".git").is_dir():
             return None
         reader = self.server.reader(repo)
@@ -270,7 +270,7 @@ class _FrontHandler(BaseHTTPRequestHandler):
                 self.connection.sendfile(handle, offset=start, count=stop - start)
 
     def _relay(self) -> None:
-        host, port = self.server.upstream  # type: ignore[attr-defined]
+        host, port = self.server.upstream
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
         headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}

@@ -1,5 +1,5 @@
-"""Load t-grab/ce-64 from nothing, print its card, time a cached load, then publish it to a private hub on
-127.0.0.1 and load it back from there (run through scripts/demo)."""
+"""Load t-grab/ce-64 from nothing, print its card, time a cached load, grade two baselines with the reference
+evaluator, then publish it to a private hub on 127.0.0.1 and load it back from there (run through scripts/demo)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import tgbhub
+from tgbhub.baselines import run_baseline
 from tgbhub.hub.serve import start_local_hub
 from tgbhub.publish import parse_target, publish
 
@@ -36,7 +37,19 @@ def main() -> None:
     cached = time.perf_counter() - started
     same = bool((again.src == dataset.src).all() and (again.t == dataset.t).all())
     print(f"second load: source={again.source}, {cached * 1000:.1f} ms, identical rows: {same}")
+    grade_baselines(again)
     hub_round_trip(dataset)
+
+
+def grade_baselines(dataset: tgbhub.api.TemporalGraphDataset) -> None:
+    """Submit two heuristic baselines' predictions to the evaluator each of the dataset's tasks declares."""
+    print("baselines on the test split, graded by the reference evaluator:")
+    for task in dataset.manifest.tasks:
+        for model in ("edgebank-train", "persistence"):
+            submission = run_baseline(model, dataset, task, "test")
+            result = dataset.get_evaluator(task["name"]).evaluate(submission, split="test")
+            metrics = ", ".join(f"{k}={v:.4f}" for k, v in result["metrics"].items())
+            print(f"  {task['name']:<12} {model:<15} {metrics}")
 
 
 def hub_round_trip(dataset: tgbhub.api.TemporalGraphDataset) -> None:

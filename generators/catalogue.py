@@ -1,6 +1,6 @@
 """The recipes of every dataset we publish, with the published facts their manifests must record.
 
-This is the authoring side of the manifests: ``scripts/build_manifests`` turns each :class:`Entry` into artifacts
+This is the authoring side of the manifests: ``python -m generators`` turns each :class:`Entry` into artifacts
 and a Croissant manifest. The client never imports this module; it reads the manifests.
 """
 

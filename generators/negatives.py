@@ -92,6 +92,29 @@ def _draw_outside(num_nodes, need, free, banned, stamp, state, out, at, buffer):
 
 
 @numba.njit(cache=True, nogil=True)
+def _ban(banned, stamp, source, conflict, lo, hi):  # pragma: no cover - compiled
+    """Stamp the query's source and its conflict set ``conflict[lo:hi]``; return how many distinct nodes that is."""
+    banned[source] = stamp
+    blocked = 1
+    for c in range(lo, hi):
+        if banned[conflict[c]] != stamp:
+            banned[conflict[c]] = stamp
+            blocked += 1
+    return blocked
+
+
+@numba.njit(cache=True, nogil=True)
+def _collect_unbanned(indices, lo, hi, banned, stamp, out):  # pragma: no cover - compiled
+    """Copy the entries of ``indices[lo:hi]`` not stamped for this query into ``out``; return how many."""
+    usable = 0
+    for h in range(lo, hi):
+        if banned[indices[h]] != stamp:
+            out[usable] = indices[h]
+            usable += 1
+    return usable
+
+
+@numba.njit(cache=True, nogil=True)
 def _hist_rnd_kernel(queries, ids, src, group_lo, group_hi, conflict, hist_offsets, hist_indices, num_nodes, q,
                      hist_quota, key):  # pragma: no cover - compiled
     n = queries.shape[0]
@@ -105,18 +128,8 @@ def _hist_rnd_kernel(queries, ids, src, group_lo, group_hi, conflict, hist_offse
         i = queries[r]
         stamp = r + 1
         s = src[i]
-        banned[s] = stamp
-        blocked = 1
-        for c in range(group_lo[i], group_hi[i]):
-            if banned[conflict[c]] != stamp:
-                banned[conflict[c]] = stamp
-                blocked += 1
-        usable = 0
-        for h in range(hist_offsets[s], hist_offsets[s + 1]):
-            v = hist_indices[h]
-            if banned[v] != stamp:
-                pool[usable] = v
-                usable += 1
+        blocked = _ban(banned, stamp, s, conflict, group_lo[i], group_hi[i])
+        usable = _collect_unbanned(hist_indices, hist_offsets[s], hist_offsets[s + 1], banned, stamp, pool)
         # the random pool excludes conflicts, the source and the whole history (history entries are unique)
         random_free = num_nodes - blocked - usable
         n_hist = min(hist_quota, usable)
@@ -243,15 +256,9 @@ def _pool_kernel(queries, src, group_lo, group_hi, conflict, pool_offsets, pool_
     for r in range(n):
         i = queries[r]
         stamp = r + 1
-        banned[src[i]] = stamp
-        for c in range(group_lo[i], group_hi[i]):
-            banned[conflict[c]] = stamp
+        _ban(banned, stamp, src[i], conflict, group_lo[i], group_hi[i])
         p = pool_of[i]
-        usable = 0
-        for h in range(pool_offsets[p], pool_offsets[p + 1]):
-            if banned[pool_indices[h]] != stamp:
-                pool[usable] = pool_indices[h]
-                usable += 1
+        usable = _collect_unbanned(pool_indices, pool_offsets[p], pool_offsets[p + 1], banned, stamp, pool)
         take = min(q, usable)
         state = _seed(key, i)
         _draw_from(pool, usable, take, state, row, 0)

@@ -21,7 +21,7 @@ ALLOWED = {
     "tgbhub.hub": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.hub"},
     "tgbhub.sources": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.config", "tgbhub.cache",
                        "tgbhub.sources", "tgbhub.hub", "tgbhub.progress", "generators"},
-    "tgbhub.data": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.data"},
+    "tgbhub.data": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.columns", "tgbhub.data"},
     # declared-task helpers (candidate sets, graded ranges) shared by evaluate and baselines
     "tgbhub.tasks": {"tgbhub.errors", "tgbhub.manifest"},
     "tgbhub.evaluate": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.evaluate"},

@@ -102,7 +102,7 @@ def ensure_cached(manifest: Manifest, root: Path, sources: Sequence[Source]) -> 
         return entry, "cache"
     failures: list[tuple[str, str]] = []
     for source in sources:
-        label = getattr(source, "label", source.name)
+        label = source.label
         if not source.can_serve(manifest):
             failures.append((label, "cannot serve this dataset"))
             continue

@@ -42,11 +42,12 @@ class Fetched:
 
 @dataclass(frozen=True)
 class CacheEntry:
-    """A verified dataset version in the cache."""
+    """A verified dataset version in the cache; ``sha256`` is each file's as recorded when it was verified."""
 
     folder: Path
     files: Mapping[str, Path]
     columns: Mapping[str, Mapping[str, Path]]
+    sha256: Mapping[str, str]
 
 
 def version_dir(root: Path, manifest: Manifest) -> Path:
@@ -88,15 +89,18 @@ def in_place(entry: FileEntry) -> bool:
     return entry.encoding == HDF5_ENCODING
 
 
-def _entry(folder: Path, manifest: Manifest) -> CacheEntry:
+def _entry(folder: Path, manifest: Manifest, marker: Mapping[str, Any]) -> CacheEntry:
     # An in-place file's arrays all map to the file itself.
     return CacheEntry(folder=folder, files={f.name: folder / f.name for f in manifest.files},
                       columns={f.name: {c: folder / (f.name if in_place(f) else column_file(f, c)) for c in f.columns}
-                               for f in manifest.files})
+                               for f in manifest.files},
+                      sha256={f.name: marker["files"][f.name]["sha256"] for f in manifest.files})
 
 
-def verify_file(entry: FileEntry, path: Path, rebuilt: bool = False) -> tuple[str, dict[str, np.ndarray] | None]:
-    """Check a file against its manifest entry; return how (``"sha256"`` or ``"digest"``) and any decoded columns.
+def verify_file(entry: FileEntry, path: Path,
+                rebuilt: bool = False) -> tuple[str, dict[str, np.ndarray] | None, str]:
+    """Check a file against its manifest entry; return how (``"sha256"`` or ``"digest"``), any decoded columns, and
+    the file's sha256.
 
     Bytes that equal the published sha256 pass. Otherwise a ``rebuilt`` file (made locally, perhaps by another writer
     version) passes if the values decoded from it equal the manifest's logical digest.
@@ -106,7 +110,7 @@ def verify_file(entry: FileEntry, path: Path, rebuilt: bool = False) -> tuple[st
     """
     actual = file_sha256(path)
     if actual == entry.sha256:
-        return "sha256", None
+        return "sha256", None, actual
     fix = "The bytes are not the published data; nothing was installed."
     if not rebuilt or entry.digest is None:
         raise IntegrityError(f"{entry.name}: sha256", entry.sha256, actual, fix)
@@ -121,7 +125,7 @@ def verify_file(entry: FileEntry, path: Path, rebuilt: bool = False) -> tuple[st
                              f"{entry.digest}", f"sha256 {actual} and digest {actual_digest}",
                              "This machine's rebuild holds different values from the published data, so it is not "
                              "the published data and was not installed; fetch the dataset from the hub or a mirror.")
-    return "digest", values
+    return "digest", values, actual
 
 
 def _write_columns(folder: Path, entry: FileEntry, values: Mapping[str, np.ndarray]) -> dict[str, dict[str, int]]:
@@ -168,7 +172,7 @@ def lookup(manifest: Manifest, root: Path) -> CacheEntry | None:
             changed = True
     if changed:
         _write_atomic_text(folder / MARKER, json.dumps(marker, indent=1))
-    return _entry(folder, manifest)
+    return _entry(folder, manifest, marker)
 
 
 def install(manifest: Manifest, root: Path, fetch: Callable[[Path], Fetched]) -> tuple[CacheEntry, bool]:
@@ -198,7 +202,7 @@ def install(manifest: Manifest, root: Path, fetch: Callable[[Path], Fetched]) ->
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         _write_atomic_text(folder / MARKER, json.dumps(marker, indent=1))
-    return _entry(folder, manifest), True
+    return _entry(folder, manifest, marker), True
 
 
 def _verify_and_move(manifest: Manifest, fetched: Fetched, staging: Path, folder: Path) -> dict[str, Any]:
@@ -208,18 +212,17 @@ def _verify_and_move(manifest: Manifest, fetched: Fetched, staging: Path, folder
         if path is None:
             raise IntegrityError(f"{manifest.name}@{manifest.version}: file {entry.name}", "present", "missing",
                                  "The source served an incomplete dataset; nothing was installed.")
-        how, decoded = verify_file(entry, path, fetched.rebuilt)
+        how, decoded, sha = verify_file(entry, path, fetched.rebuilt)
         # Columns a source holds in memory produced the verified bytes; decoded ones are the verified bytes.
         given = decoded if decoded is not None else (fetched.columns or {}).get(entry.name)
-        verified[entry.name] = (how, given)
+        verified[entry.name] = (how, given, sha)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / MARKER).unlink(missing_ok=True)
     marker: dict[str, Any] = {"name": manifest.name, "version": manifest.version, "files": {}, "columns": {}}
     for entry in manifest.files:
-        how, given = verified[entry.name]
+        how, given, sha = verified[entry.name]
         final = folder / entry.name
         os.replace(fetched.files[entry.name], final)
-        sha = entry.sha256 if how == "sha256" else file_sha256(final)
         marker["files"][entry.name] = {**_stat_record(final), "sha256": sha, "verified_by": how}
         if in_place(entry):
             continue

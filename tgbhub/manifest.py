@@ -148,7 +148,7 @@ def plain(value: Any) -> Any:
 
 def _require(doc: Mapping[str, Any], key: str, where: str) -> Any:
     if key not in doc:
-        raise ManifestError(f"{where} has no {key!r}; regenerate it with scripts/build_manifests")
+        raise ManifestError(f"{where} has no {key!r}; regenerate it with `python -m generators NAME`")
     return doc[key]
 
 

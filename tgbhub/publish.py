@@ -25,10 +25,10 @@ from tgbhub import api, config
 from tgbhub.cache import CacheEntry
 from tgbhub.errors import PublishError, VersionNotFoundError
 from tgbhub.hashing import file_sha256
-from tgbhub.hub.git import GitTarget, Published
+from tgbhub.hub.git import GitTarget
 from tgbhub.hub.hfapi import HfTarget
-from tgbhub.hub.layout import (CARD, CROISSANT, GITATTRIBUTES, RepoFile, RepoPlan, dataset_card, file_path,
-                               gitattributes, repo_id, split_view_path, split_views, tag_for)
+from tgbhub.hub.layout import (CARD, CROISSANT, GITATTRIBUTES, Published, RepoFile, RepoPlan, dataset_card,
+                               file_path, gitattributes, repo_id, split_view_path, split_views, tag_for)
 from tgbhub.hub.mirror import MirrorTarget
 from tgbhub.manifest import Manifest
 from tgbhub.progress import track
@@ -107,7 +107,7 @@ def select(catalogue: Registry, family: str, version: str, datasets: Sequence[st
 def _release(catalogue: Registry, manifest: Manifest, root: Path) -> Release:
     entry, _ = api.ensure_cached(manifest, root, [BuildSource()])
     for item in manifest.files:
-        actual = file_sha256(entry.files[item.name])
+        actual = entry.sha256[item.name]  # recorded by the cache when it verified the file
         if actual != item.sha256:
             raise PublishError(
                 f"{manifest.name}@{manifest.version}: the local {item.name} has sha256 {actual}, the manifest "

@@ -181,6 +181,25 @@ def _sali(w1, w2):  # pragma: no cover - compiled
     return min(math.sqrt(plus), math.sqrt(minus))
 
 
+@numba.njit(cache=True, inline="always")
+def _record(states, ic, row, q, p, n):  # pragma: no cover - compiled
+    """Store one recorded step: q as iterated (already in [0, 2pi)), p reduced mod 2pi (upstream stores it so)."""
+    for i in range(n):
+        states[ic, row, i] = q[i]
+        states[ic, row, n + i] = _floor_mod(p[i])
+
+
+@numba.njit(cache=True, inline="always")
+def _orbit_step(q, p, n, k, eps, sin_q, sin_d):  # pragma: no cover - compiled
+    """One map step from ``sin(q_i)`` and ``sin(q_{i+1} - q_i)``, in upstream's order of operations."""
+    for i in range(n):
+        prv = i - 1 if i > 0 else n - 1
+        # sin(q_{i-1} - q_i) == -sin_d[prv] exactly; x + (-y) == x - y exactly.
+        p[i] = (p[i] + k * sin_q[i]) + (-eps) * (sin_d[i] - sin_d[prv])
+    for i in range(n):
+        q[i] = _floor_mod(q[i] + p[i])
+
+
 @numba.njit(cache=True, parallel=True, error_model="numpy")
 def _simulate(ics, vectors, k, eps, transient, steps, horizons, checkpoints, states, lyapunov, sali,
               sali_iter):  # pragma: no cover - compiled
@@ -205,10 +224,7 @@ def _simulate(ics, vectors, k, eps, transient, steps, horizons, checkpoints, sta
         log_sum = 0.0
         for step in range(total):
             if step >= transient:
-                row = step - transient
-                for i in range(n):
-                    states[ic, row, i] = q[i]
-                    states[ic, row, n + i] = _floor_mod(p[i])
+                _record(states, ic, step - transient, q, p, n)
             for i in range(n):
                 sin_q[i], cos_q[i] = c_sincos(q[i])
                 nxt = i + 1 if i + 1 < n else 0
@@ -234,12 +250,7 @@ def _simulate(ics, vectors, k, eps, transient, steps, horizons, checkpoints, sta
                     if value < SALI_STOP or iteration >= horizons[s]:
                         done[s] = True
                         screening -= 1
-            for i in range(n):
-                prv = i - 1 if i > 0 else n - 1
-                # sin(q_{i-1} - q_i) == -sin_d[prv] exactly; x + (-y) == x - y exactly.
-                p[i] = (p[i] + k * sin_q[i]) + (-eps) * (sin_d[i] - sin_d[prv])
-            for i in range(n):
-                q[i] = _floor_mod(q[i] + p[i])
+            _orbit_step(q, p, n, k, eps, sin_q, sin_d)
         lyapunov[ic] = log_sum / steps
 
 
@@ -254,19 +265,12 @@ def _trajectories(ics, k, eps, transient, steps, states):  # pragma: no cover - 
         sin_d = np.empty(n)
         for step in range(transient + steps):
             if step >= transient:
-                row = step - transient
-                for i in range(n):
-                    states[ic, row, i] = q[i]
-                    states[ic, row, n + i] = _floor_mod(p[i])
+                _record(states, ic, step - transient, q, p, n)
             for i in range(n):
                 sin_q[i] = c_sin(q[i])
                 nxt = i + 1 if i + 1 < n else 0
                 sin_d[i] = c_sin(q[nxt] - q[i])
-            for i in range(n):
-                prv = i - 1 if i > 0 else n - 1
-                p[i] = (p[i] + k * sin_q[i]) + (-eps) * (sin_d[i] - sin_d[prv])
-            for i in range(n):
-                q[i] = _floor_mod(q[i] + p[i])
+            _orbit_step(q, p, n, k, eps, sin_q, sin_d)
 
 
 def _check_bounded(k: float, epsilon: float, transient: int, steps: int) -> None:

@@ -15,19 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from tgbhub.errors import InvalidNameError, MissingExtraError
+from tgbhub.columns import import_h5py
 from tgbhub.data.grading import EvaluatorFactory, Gradable
+from tgbhub.errors import InvalidNameError
 from tgbhub.manifest import Manifest
 
 WINDOW_MODES = ("parity", "clean")
-
-
-def _h5py() -> Any:
-    try:
-        import h5py
-    except ModuleNotFoundError as exc:
-        raise MissingExtraError("h5py", "hdf5", "reading trajectory datasets") from exc
-    return h5py
 
 
 def _memory_map(path: Path, dataset: Any) -> np.ndarray | None:
@@ -147,7 +140,7 @@ class TrajectoryDataset(Gradable):
 
     @cached_property
     def _contents(self) -> dict[str, Any]:
-        h5py = _h5py()
+        h5py = import_h5py("reading trajectory datasets")
         with h5py.File(self.path, "r") as handle:
             state = handle[self.manifest.graph["state_array"]]
             mapped = _memory_map(self.path, state)

@@ -1,4 +1,4 @@
-"""What every evaluator returns: plain floats plus the provenance a result must carry."""
+"""What every evaluator shares: its binding to a declared task, and results as plain floats with provenance."""
 
 from __future__ import annotations
 
@@ -17,3 +17,15 @@ def result(manifest: Manifest, task: Mapping[str, Any], split: str, metrics: Map
     return {"dataset": manifest.name, "version": manifest.version, "digest": next(iter(digests.values()), None),
             "digests": dict(digests), "task": task.get("name"), "task_type": task.get("type"), "split": split,
             "metrics": {k: float(v) for k, v in metrics.items()}, **extra}
+
+
+class TaskEvaluator:
+    """An evaluator bound to one task a manifest declares and to the dataset holding the truth.
+
+    The constructor does no I/O; subclasses read ``truth`` lazily when they evaluate.
+    """
+
+    def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: Any) -> None:
+        self.manifest = manifest
+        self.task = task
+        self.truth = truth

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from tgbhub.evaluate.base import result
+from tgbhub.evaluate.base import TaskEvaluator, result
 from tgbhub.evaluate.metrics import DEFAULT_KS, metrics_from_ranks, ranks
 from tgbhub.evaluate.registry import register_evaluator
 from tgbhub.evaluate.submission import ListColumn, SubmissionError, read_submission, unique_ids
@@ -23,16 +23,14 @@ TASK_TYPE = "one-vs-many-ranking"
 
 
 @register_evaluator(TASK_TYPE)
-class RankingEvaluator:
+class RankingEvaluator(TaskEvaluator):
     """Grades a one-vs-many ranking task. ``truth`` needs ``negatives(split)`` with ``negatives`` and ``count``.
 
     The constructor does no I/O; the negatives are read when :meth:`evaluate` runs.
     """
 
     def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: Any) -> None:
-        self.manifest = manifest
-        self.task = task
-        self.truth = truth
+        super().__init__(manifest, task, truth)
         self.ks = tuple(int(k) for k in task.get("ks", DEFAULT_KS))
 
     def _matrix(self, columns: Mapping[str, Any], count: np.ndarray, q: int) -> np.ndarray:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from tgbhub.errors import ScoreError, SubmissionError
-from tgbhub.evaluate.base import result
+from tgbhub.evaluate.base import TaskEvaluator, result
 from tgbhub.evaluate.registry import register_evaluator
 from tgbhub.evaluate.submission import read_submission, unique_ids
 from tgbhub.manifest import Manifest
@@ -95,14 +95,12 @@ class TeacherForced:
 
 
 @register_evaluator(TASK_TYPE)
-class RolloutEvaluator:
+class RolloutEvaluator(TaskEvaluator):
     """Grades a rollout-forecasting task. ``truth`` is a trajectory dataset (``trajectories``, ``windows``,
     ``split_ics``, ``num_steps``, ``num_nodes``, ``indicators``); the constructor does no I/O."""
 
     def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: Any) -> None:
-        self.manifest = manifest
-        self.task = task
-        self.truth = truth
+        super().__init__(manifest, task, truth)
         self.context = int(task["context"])
         self.horizon = int(task["horizon"])
 

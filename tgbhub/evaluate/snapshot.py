@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from tgbhub.evaluate.base import result
+from tgbhub.evaluate.base import TaskEvaluator, result
 from tgbhub.evaluate.metrics import binary_f1
 from tgbhub.evaluate.registry import register_evaluator
 from tgbhub.evaluate.submission import SubmissionError, read_submission, unique_ids
@@ -23,16 +23,14 @@ TASK_TYPE = "snapshot-link-prediction"
 
 
 @register_evaluator(TASK_TYPE)
-class SnapshotF1Evaluator:
+class SnapshotF1Evaluator(TaskEvaluator):
     """Grades a snapshot-link-prediction task. ``truth`` needs ``split(name)`` -> rows with ``t, src, dst``.
 
     The constructor does no I/O; ground truth is read when :meth:`evaluate` runs.
     """
 
     def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: Any) -> None:
-        self.manifest = manifest
-        self.task = task
-        self.truth = truth
+        super().__init__(manifest, task, truth)
         self.num_nodes = int(manifest.graph["num_nodes"])
 
     def snapshot_range(self, split: str | None = None) -> tuple[int, int]:

@@ -13,29 +13,17 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 from filelock import FileLock
 
 from tgbhub.errors import PublishError, VersionConflictError
 from tgbhub.hashing import file_sha256
-from tgbhub.hub.layout import RepoFile, RepoPlan, differences, lfs_pointer
+from tgbhub.hub.layout import Published, RepoFile, RepoPlan, differences, lfs_pointer
 
 _IDENTITY = {"GIT_AUTHOR_NAME": "tgbhub publisher", "GIT_AUTHOR_EMAIL": "publisher@tgbhub.invalid",
              "GIT_COMMITTER_NAME": "tgbhub publisher", "GIT_COMMITTER_EMAIL": "publisher@tgbhub.invalid"}
 _EMPTY_OLD = "0" * 40
-
-
-@dataclass(frozen=True)
-class Published:
-    """What a publish did: ``status`` is ``"published"`` (new commit and tag) or ``"unchanged"`` (already there)."""
-
-    repo_id: str
-    tag: str
-    commit: str
-    status: str
-    location: str
 
 
 class GitTarget:
@@ -92,21 +80,26 @@ class GitTarget:
 
     def _write_tree(self, repo: Path, plan: RepoPlan) -> str:
         with tempfile.TemporaryDirectory(prefix="tgbhub-publish-") as scratch:
-            entries = [f"100644 {self._store(repo, f, Path(scratch))}\t{f.path}" for f in plan.files]
+            sources = [self._blob_source(repo, f, Path(scratch)) for f in plan.files]
+            # one git process hashes and stores every blob
+            blobs = self._git(repo, "hash-object", "-w", "--stdin-paths", stdin="\n".join(sources) + "\n").split()
+            entries = [f"100644 {blob}\t{f.path}" for blob, f in zip(blobs, plan.files)]
             env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
             self._git(repo, "update-index", "--add", "--index-info", stdin="\n".join(entries) + "\n", env=env)
             return self._git(repo, "write-tree", env=env)
 
-    def _store(self, repo: Path, file: RepoFile, scratch: Path) -> str:
-        """Write one file's objects (LFS bytes, then the blob) and return the blob id for the tree."""
+    def _blob_source(self, repo: Path, file: RepoFile, scratch: Path) -> str:
+        """The path whose bytes become this file's blob: its LFS pointer (after storing the LFS object) or itself."""
         if file.lfs:
             self._store_lfs(repo, file)
             content = lfs_pointer(file.sha256, file.size)
+        elif file.local is not None:
+            return str(file.local)
         else:
             content = file.read()
         staged = scratch / uuid.uuid4().hex
         staged.write_bytes(content)
-        return self._git(repo, "hash-object", "-w", "--", str(staged))
+        return str(staged)
 
     def _store_lfs(self, repo: Path, file: RepoFile) -> None:
         objects = repo / ".git" / "lfs" / "objects" / file.sha256[:2] / file.sha256[2:4]

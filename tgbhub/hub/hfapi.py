@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tgbhub.errors import PublishError, VersionConflictError
-from tgbhub.hub.git import Published
-from tgbhub.hub.layout import RepoPlan, differences
+from tgbhub.hub.layout import Published, RepoPlan, differences
 
 
 class HfTarget:

@@ -114,6 +114,17 @@ class RepoPlan:
         return {f.path: f for f in self.files}
 
 
+@dataclass(frozen=True)
+class Published:
+    """What a publish did: ``status`` is ``"published"`` (new commit and tag) or ``"unchanged"`` (already there)."""
+
+    repo_id: str
+    tag: str
+    commit: str
+    status: str
+    location: str
+
+
 def differences(plan: RepoPlan, remote: Mapping[str, tuple[str | None, str]]) -> list[str]:
     """Paths whose content differs between ``plan`` and a remote tree, sorted; empty means identical.
 

@@ -14,8 +14,7 @@ from pathlib import Path
 
 from tgbhub.errors import VersionConflictError
 from tgbhub.hashing import file_sha256
-from tgbhub.hub.git import Published
-from tgbhub.hub.layout import CROISSANT
+from tgbhub.hub.layout import CROISSANT, Published
 from tgbhub.manifest import Manifest
 
 

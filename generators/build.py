@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from generators.artifacts import generate, write_all
+from generators.catalogue import GENERATORS
+from generators.libm import check_libm
 from tgbhub.errors import GenerationError
 from tgbhub.manifest import Recipe, plain
 
@@ -28,6 +30,7 @@ class Built:
 
 def _temporal_graph(recipe: Recipe, folder: Path) -> Built:
     """Edges plus, when the recipe asks, the ranking task's negatives (every file the manifest declares)."""
+    _tgrab_check(recipe)
     edges = generate(recipe)
     columns = write_all(plain(recipe.params), recipe.generator, recipe.seed, edges, folder)
     return Built(files={name: folder / name for name in columns}, columns=columns)
@@ -40,18 +43,47 @@ def _chaosnet(recipe: Recipe, folder: Path) -> Built:
     return Built(files={TRAJECTORIES_FILE: build_recipe(recipe, folder)})
 
 
+def _chaosnet_check(recipe: Recipe) -> None:
+    from generators.chaosnet.artifacts import check_recipe  # numba kernels compile on use
+
+    check_recipe(recipe)
+
+
+def _tgrab_check(recipe: Recipe) -> None:
+    """T-GRAB values are integer arithmetic on frozen random streams (see generators/tgrab.py), except the SBM's
+    ``log``: probe the C library for the generators that call it."""
+    spec = GENERATORS.get(recipe.generator)
+    if spec is not None and spec.uses_libm:
+        check_libm()
+
+
 BUILDERS: dict[str, Callable[[Recipe, Path], Built]] = {"t-grab": _temporal_graph, "chaosnet": _chaosnet}
+#: each family's preflight: cheap checks that refuse a build this machine could not reproduce, before it starts
+CHECKS: dict[str, Callable[[Recipe], None]] = {"t-grab": _tgrab_check, "chaosnet": _chaosnet_check}
+
+
+def _family(recipe: Recipe) -> str:
+    family = recipe.generator.split("/", 1)[0]
+    if family not in BUILDERS:
+        raise GenerationError(f"recipe names generator {recipe.generator!r}, whose family {family!r} this tgbhub "
+                              f"cannot build (known: {', '.join(sorted(BUILDERS))}); upgrade tgbhub")
+    return family
+
+
+def preflight(recipe: Recipe) -> None:
+    """Check, without building, that this machine reproduces ``recipe``'s published values.
+
+    Raises:
+        GenerationError: if no builder serves the recipe's family, or a check names a component that differs.
+    """
+    CHECKS[_family(recipe)](recipe)
 
 
 def rebuild(recipe: Recipe, folder: Path) -> Built:
-    """Regenerate the artifacts of ``recipe`` into ``folder``.
+    """Regenerate the artifacts of ``recipe`` into ``folder`` (each builder runs its family's preflight first).
 
     Raises:
-        GenerationError: if no builder serves the recipe's family, or the generator (version) is unknown.
+        GenerationError: if no builder serves the recipe's family, the generator (version) is unknown, or the
+            preflight refuses.
     """
-    family = recipe.generator.split("/", 1)[0]
-    builder = BUILDERS.get(family)
-    if builder is None:
-        raise GenerationError(f"recipe names generator {recipe.generator!r}, whose family {family!r} this tgbhub "
-                              f"cannot build (known: {', '.join(sorted(BUILDERS))}); upgrade tgbhub")
-    return builder(recipe, folder)
+    return BUILDERS[_family(recipe)](recipe, folder)

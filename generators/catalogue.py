@@ -24,19 +24,21 @@ TGRAB_CITATION = (
 
 @dataclass(frozen=True)
 class GeneratorSpec:
-    """A named, versioned generator and the function that splits its output."""
+    """A named, versioned generator and the function that splits its output; ``uses_libm`` marks a generator whose
+    values depend on the C library's ``log`` (probed before a build, see :mod:`generators.libm`)."""
 
     name: str
     version: str
     generate: Callable[[dict[str, Any], int], TemporalEdges]
     splits: Callable[[dict[str, Any]], dict[str, tuple[int, int]]]
+    uses_libm: bool = False
 
 
 GENERATORS: dict[str, GeneratorSpec] = {
     spec.name: spec
     for spec in (
         GeneratorSpec("t-grab/periodic-er", tgrab.VERSION, tgrab.periodic_er, tgrab.periodic_splits),
-        GeneratorSpec("t-grab/periodic-sbm", tgrab.VERSION, tgrab.periodic_sbm, tgrab.periodic_splits),
+        GeneratorSpec("t-grab/periodic-sbm", tgrab.VERSION, tgrab.periodic_sbm, tgrab.periodic_splits, uses_libm=True),
         GeneratorSpec("t-grab/cause-effect", tgrab.VERSION, tgrab.cause_effect, tgrab.ratio_splits),
         GeneratorSpec("t-grab/long-range", tgrab.VERSION, tgrab.long_range, tgrab.ratio_splits),
     )

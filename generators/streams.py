@@ -33,7 +33,30 @@ def numpy_legacy_stream(seed: int) -> np.random.RandomState:
     return np.random.RandomState(seed)
 
 
-def pcg64_generator(seed: int) -> np.random.Generator:
-    """Return ``np.random.Generator(np.random.PCG64(seed))``, the stream modern numpy code seeds explicitly."""
-    return np.random.Generator(np.random.PCG64(seed))
+def pcg64_permutation(seed: int, n: int) -> np.ndarray:
+    """``np.random.Generator(np.random.PCG64(seed)).permutation(n)``, computed from the bit generator's raw output.
+
+    numpy's compatibility policy lets ``Generator`` methods change between releases, but not a bit generator's raw
+    stream; so the shuffle is spelled out here: Fisher-Yates from the last item, each index drawn by masked rejection
+    from 32-bit halves of the raw 64-bit outputs (low half first), as numpy 1.17-2.x does.
+    """
+    bits = np.random.PCG64(seed)
+    items = list(range(n))
+    halves: list[int] = []
+
+    def next32() -> int:
+        if not halves:
+            raw = int(bits.random_raw())
+            halves.extend((raw >> 32, raw & 0xFFFFFFFF))  # popped from the end: the low half comes first
+        return halves.pop()
+
+    for i in range(n - 1, 0, -1):
+        mask = i
+        for shift in (1, 2, 4, 8, 16):
+            mask |= mask >> shift
+        j = next32() & mask
+        while j > i:
+            j = next32() & mask
+        items[i], items[j] = items[j], items[i]
+    return np.array(items, dtype=np.int64)
 

@@ -4,6 +4,12 @@ Each generator reproduces the random streams of the original code (``alirezadiza
 without networkx: ``../shared/specs/tgrab.md`` §5 "Generator RNG protocol" lists the streams. The original wrote
 ``(0, 0)`` sentinel rows into empty snapshots (or dropped them); we keep empty snapshots empty and state the
 snapshot count instead. All generators are pure functions of ``(params, seed)``.
+
+Determinism beyond one machine (architecture section 11), audited: the values come from integer arithmetic, from
+comparisons of uniforms with probabilities (exact), and from streams whose output is frozen (MT19937 through
+``RandomState``, and PCG64's raw output shuffled by :func:`~generators.streams.pcg64_permutation`). No BLAS and no
+float reductions: every ``cumsum``/``sum`` here adds integers. The one float function is ``log`` in the SBM's
+geometric skip, the C library's through the pinned symbol of :mod:`generators.libm`, probed before an SBM build.
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ import numba
 import numpy as np
 
 from generators.edges import TemporalEdges, from_undirected, lexicographic_pairs
-from generators.streams import numpy_legacy_stream, pcg64_generator, python_random_stream
+from generators.libm import c_log
+from generators.streams import numpy_legacy_stream, pcg64_permutation, python_random_stream
 
 VERSION = "1.0.0"
 
@@ -89,7 +96,7 @@ def _sbm_snapshots(uniforms, pos, first, last, bounds, p_intra, p_inter, labels,
     worst_edges = n_nodes * (n_nodes - 1) // 2
     written = 0
     snap = first
-    log_keep = math.log(1.0 - p_inter)
+    log_keep = c_log(1.0 - p_inter)
     while snap < last:
         label = labels[snap]
         if uniforms.shape[0] - pos < worst_draws or out_u.shape[0] - written < worst_edges:
@@ -112,7 +119,7 @@ def _sbm_snapshots(uniforms, pos, first, last, bounds, p_intra, p_inter, labels,
                     total = (hi_i - lo_i) * width
                     index = 0
                     while True:
-                        skip = math.floor(math.log(uniforms[pos]) / log_keep)
+                        skip = math.floor(c_log(uniforms[pos]) / log_keep)
                         pos += 1
                         index += skip
                         if index >= total:
@@ -147,7 +154,7 @@ def periodic_sbm(params: Mapping[str, Any], seed: int) -> TemporalEdges:
     out_u = np.empty(capacity, dtype=np.int64)
     out_v = np.empty(capacity, dtype=np.int64)
     counts = np.zeros(num_snapshots, dtype=np.int64)
-    perms = np.stack([pcg64_generator(seed + i).permutation(num_nodes) for i in range(1, k + 1)])
+    perms = np.stack([pcg64_permutation(seed + i, num_nodes) for i in range(1, k + 1)])
     labels = perms[(np.arange(num_snapshots) // params["n"]) % k]
     stream = python_random_stream(seed)
     draws_per_snapshot = intra_pairs + params["p_inter"] * inter_pairs + len(bounds) ** 2

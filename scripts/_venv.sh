@@ -1,29 +1,44 @@
 # Sourced by scripts/demo, scripts/test and scripts/bench: create .venv if missing and install what is needed.
-# Usage: ensure_venv EXTRAS   (EXTRAS: pip extras of this project, e.g. "test" or "" for the core)
+# Usage: ensure_venv EXTRAS [TORCH]   (EXTRAS: pip extras of this project, e.g. "test" or "" for the core;
+#                                      TORCH: yes to install the pinned CPU torch wheel first)
+# Installs are constrained by scripts/constraints.txt (the lock `scripts/lock` writes), so CI, a newcomer and this
+# machine resolve the same versions; set TGBHUB_UNLOCKED=1 to resolve the newest versions instead.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
 PY="$VENV/bin/python"
+LOCK="$ROOT/scripts/constraints.txt"
 
 ensure_venv() {
     local extras="$1" want_torch="${2:-no}"
     if [ ! -x "$PY" ]; then
         python3 -m venv "$VENV"
     fi
-    # Reinstall only when the project's dependencies or the requested extras changed.
+    local constraints=(-c "$LOCK") lock_state="locked"
+    if [ "${TGBHUB_UNLOCKED:-0}" = "1" ]; then
+        constraints=()
+        lock_state="unlocked"
+    fi
+    # Reinstall only when the project's dependencies, the lock or the requested extras changed.
     local stamp="$VENV/.tgbhub-stamp-${extras:-core}-$want_torch"
     local digest
-    digest="$(sha256sum "$ROOT/pyproject.toml" | cut -c1-16)"
+    digest="$(cat "$ROOT/pyproject.toml" "$LOCK" | sha256sum | cut -c1-16)-$lock_state"
     if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
-        echo "setting up $VENV (extras: ${extras:-none}, torch: $want_torch)..." >&2
+        echo "setting up $VENV (extras: ${extras:-none}, torch: $want_torch, $lock_state)..." >&2
         "$PY" -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
         if [ "$want_torch" = "yes" ]; then
             # The pinned CPU wheel; an unpinned torch would pull gigabytes of CUDA packages.
-            "$PY" -m pip install --quiet --disable-pip-version-check "torch==2.13.0" 2>&1 | grep -v "^WARNING: Location" >&2 || true
+            "$PY" -m pip install --quiet --disable-pip-version-check "torch==2.13.0" 2>&1 \
+                | grep -v "^WARNING: Location" >&2 || true
         fi
         local target="$ROOT"
         [ -n "$extras" ] && target="$ROOT[$extras]"
-        "$PY" -m pip install --quiet --disable-pip-version-check -e "$target" 2>&1 | grep -v "^WARNING: Location" >&2 || true
+        # A failed install must stop here, not surface later as an import error.
+        if ! "$PY" -m pip install --quiet --disable-pip-version-check "${constraints[@]}" -e "$target" 2>&1 \
+                | { grep -v "^WARNING: Location" >&2 || true; }; then
+            echo "pip install of $target failed (see above)" >&2
+            exit 1
+        fi
         "$PY" -c "import tgbhub" >/dev/null
         echo "$digest" > "$stamp"
     fi

@@ -29,7 +29,7 @@ ALLOWED = {
     "tgbhub.baselines": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.data", "tgbhub.baselines"},
     "generators": {"generators", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.errors"},
 }
-ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli", "tgbhub.publish"}
+ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli", "tgbhub.publish", "tgbhub.doctor"}
 
 
 def _module_name(path: Path) -> str:

@@ -3,6 +3,7 @@ an independent implementation, the catalogue, byte-stable HDF5 files, and the fl
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import platform
@@ -15,12 +16,13 @@ import h5py
 import numpy as np
 import pytest
 
-from generators.chaosnet import libm
+from generators import libm
 from generators.chaosnet.artifacts import (arrays_of, coupling_only_adjacency, jacobian_adjacency, ring_adjacency,
                                            write_trajectories)
 from generators.chaosnet.catalogue import full_instances, instances, mini_instances
-from generators.chaosnet.dynamics import (epsilon_of, floor_mod_array, initial_condition, sali_checkpoints,
-                                          sali_label, simulate, trajectories, trajectory_seed)
+from generators.chaosnet.dynamics import (deviation_vectors, deviation_vectors_blas, epsilon_of, floor_mod_array,
+                                          initial_condition, sali_checkpoints, sali_label, simulate, trajectories,
+                                          trajectory_seed)
 from generators.chaosnet.reference import simulate_numpy
 from tests import chaosnet_reference
 from tgbhub.hashing import file_sha256
@@ -95,7 +97,34 @@ def test_indicators_match_an_independent_implementation() -> None:
 def test_sali_checkpoints_are_upstreams_log_spaced_iterations() -> None:
     marks = sali_checkpoints(1000)
     assert marks[0] == 1 and marks[-1] == 1000 and np.all(np.diff(marks) > 0) and len(marks) < 500
+    # exact integer arithmetic equals upstream's float geomspace for every horizon we use, and then some
+    for horizon in (1, 2, 10, 499, 500, 1000, 1500, 2500, 5000, 12345):
+        count = min(500, horizon)
+        assert np.array_equal(sali_checkpoints(horizon), np.unique(np.geomspace(1, horizon, count).astype(np.int64)))
     assert [sali_label(v) for v in (1e-9, 1e-6, 1e-3)] == ["chaotic", "sticky", "regular"]
+
+
+def test_initial_conditions_are_default_rng_uniform_draws_bit_for_bit() -> None:
+    """Converted from raw PCG64 output by hand, so numpy may change Generator.uniform without changing our data."""
+    for seed in (0, 1, 42, 510329322, 2**31 + 41):
+        for n in (8, 16, 32):
+            rng = np.random.default_rng(seed)
+            expected = np.concatenate([rng.uniform(0, 2 * np.pi, size=n), rng.uniform(-np.pi, np.pi, size=n)])
+            assert np.array_equal(initial_condition(seed, n), expected)
+
+
+def test_deviation_vectors_are_orthonormal_and_need_no_blas() -> None:
+    for seed in (3, 863414062):
+        ours, blas = deviation_vectors(seed, 8), deviation_vectors_blas(seed, 8)
+        assert np.allclose(ours, blas, rtol=0, atol=1e-15)            # the same vectors up to summation order
+        assert abs(float(ours[0] @ ours[0]) - 1) < 1e-15 and abs(float(ours[0] @ ours[1])) < 1e-15
+    tree = ast.parse((ROOT / "generators" / "chaosnet" / "dynamics.py").read_text())
+    for function in (n for n in tree.body if isinstance(n, ast.FunctionDef)
+                     and n.name in ("deviation_vectors", "_normalised", "initial_condition")):
+        for node in ast.walk(function):
+            assert not (isinstance(node, ast.Attribute) and node.attr in ("dot", "linalg", "sum", "einsum", "norm")), \
+                (function.name, node.attr)
+            assert not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult)), function.name
 
 
 def test_mini_tier_is_the_full_trajectory_seen_500_steps_earlier() -> None:
@@ -152,7 +181,7 @@ def test_libm_gives_the_reference_sin_and_cos_here() -> None:
 
 def test_kernel_machine_code_calls_only_the_pinned_libm_and_fuses_nothing(tmp_path: Path) -> None:
     """Compile the kernels afresh (cached code cannot be inspected) and read every function's assembly: the only
-    math calls are our pinned sin/sincos and log (lambda's sum); no SVML, no FMA instructions."""
+    math calls are our pinned sin/sincos/log; no SVML, no FMA instructions."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "NUMBA_DUMP_ASSEMBLY": "1"}
     code = "import numpy as np; from generators.chaosnet.dynamics import simulate, trajectories; " \
            "simulate(2.0, 0.4, 8, np.array([1]), 1, 2, (1,)); trajectories(2.0, 0.4, 8, np.array([1]), 1, 2)"
@@ -161,7 +190,7 @@ def test_kernel_machine_code_calls_only_the_pinned_libm_and_fuses_nothing(tmp_pa
     assert "tgbhub_cnb_sincos" in assembly and "tgbhub_cnb_sin" in assembly
     called = set(re.findall(r"(?:movabsq\s+\$|call\w*\s+)([A-Za-z_][A-Za-z_0-9.@]*)", assembly))
     math = {name for name in called if re.search(r"svml|sin|cos|tan|exp|log|pow|fmod|sqrt", name, re.I)}
-    assert math == {"tgbhub_cnb_sincos", "tgbhub_cnb_sin", "log"}, math
+    assert math == {"tgbhub_cnb_sincos", "tgbhub_cnb_sin", "tgbhub_cnb_log"}, math
     assert not re.search(r"\bv?fn?m(add|sub)\d+[sp]d\b", assembly), "FMA instructions would change the rounding"
 
 
@@ -171,11 +200,12 @@ def test_a_machine_with_another_sin_refuses_to_build_and_says_why(tmp_path: Path
     a build must refuse plainly rather than serve chaotic-divergent data as the published dataset."""
     env = {**os.environ, "GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2,-FMA,-AVX512F,-AVX", "TGBHUB_NO_PROGRESS": "1",
            "TGBHUB_CACHE": str(tmp_path / "cache")}
-    probe = subprocess.run([sys.executable, "-c", "from generators.chaosnet.libm import libm_mismatches as m; "
+    probe = subprocess.run([sys.executable, "-c", "from generators.libm import libm_mismatches as m; "
                             "print(len(m()))"], capture_output=True, text=True, env=env, cwd=ROOT, check=True)
     assert int(probe.stdout) > 0
     run = subprocess.run([sys.executable, "-m", "tgbhub.cli", "get", "chaosnet/mini-k0.5-rho0.1-n8", "--offline"],
                          capture_output=True, text=True, env=env, cwd=ROOT)
     assert run.returncode != 0
-    assert "computes sin/cos differently" in run.stderr and "not the published data" in run.stderr
-    assert not (tmp_path / "cache" / "chaosnet" / "mini-k0.5-rho0.1-n8" / "1.0.0" / "COMPLETE").exists()
+    assert "computes sin/cos/log differently" in run.stderr and "not the published" in run.stderr
+    assert "offline mode off" not in run.stderr.lower() or "Offline mode is on" in run.stderr
+    assert not list((tmp_path / "cache").glob("chaosnet/mini-k0.5-rho0.1-n8/*/COMPLETE"))

@@ -3,7 +3,7 @@ import random
 import numpy as np
 import pytest
 
-from generators.streams import numpy_legacy_stream, python_random_stream
+from generators.streams import numpy_legacy_stream, pcg64_permutation, python_random_stream
 
 
 @pytest.mark.parametrize("seed", [0, 1, 12345, 12345 + 256, 2**32 - 1, 2**32, 2**70 + 3])
@@ -29,3 +29,10 @@ def test_streams_leave_global_state_alone() -> None:
     numpy_legacy_stream(7).permutation(10)
     assert random.getstate() == before_py
     assert np.array_equal(np.random.get_state()[1], before_np)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 10, 64, 101, 257, 1000])
+def test_pcg64_permutation_equals_numpys_generator_without_calling_it(n: int) -> None:
+    for seed in (0, 1, 12346, 12350, 2**40 + 7):
+        expected = np.random.Generator(np.random.PCG64(seed)).permutation(n)
+        assert np.array_equal(pcg64_permutation(seed, n), expected)

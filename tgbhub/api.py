@@ -87,15 +87,19 @@ def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.P
     """
     manifest = resolve(name, version)
     chosen = default_sources(offline=offline, hub_endpoint=hub_endpoint, mirrors=mirrors, sources=sources)
-    entry, served_by = ensure_cached(manifest, config.cache_root(cache_dir), chosen)
+    entry, served_by = ensure_cached(manifest, config.cache_root(cache_dir), chosen,
+                                     offline=config.offline_mode(offline))
     return open_dataset(manifest, entry.columns, served_by, evaluator_factory=get_evaluator)
 
 
-def ensure_cached(manifest: Manifest, root: Path, sources: Sequence[Source]) -> tuple[cache.CacheEntry, str]:
+def ensure_cached(manifest: Manifest, root: Path, sources: Sequence[Source],
+                  offline: bool = False) -> tuple[cache.CacheEntry, str]:
     """The verified cache entry of ``manifest``, fetched from the first source that works; and who served it.
 
+    ``offline`` only shapes the advice when every source fails (the caller has already left network sources out).
+
     Raises:
-        SourceUnavailableError: if the cache misses and every source failed.
+        SourceUnavailableError: if the cache misses and every source failed, with advice that fits the situation.
     """
     entry = cache.lookup(manifest, root)
     if entry is not None:
@@ -118,10 +122,30 @@ def ensure_cached(manifest: Manifest, root: Path, sources: Sequence[Source]) -> 
         finally:
             steps.close()
         return entry, source.name if installed else "cache"
-    raise SourceUnavailableError(
-        f"{manifest.name}@{manifest.version}", failures,
-        "Check the hub endpoint ($TGBHUB_ENDPOINT), mirrors ($TGBHUB_MIRRORS) and network, or turn offline mode "
-        "off so the local build can serve; `tgbhub info NAME` shows whether the dataset has a recipe.")
+    raise SourceUnavailableError(f"{manifest.name}@{manifest.version}", failures,
+                                 _advice(manifest, sources, offline))
+
+
+def _advice(manifest: Manifest, sources: Sequence[Source], offline: bool) -> str:
+    """What to do when every source failed, from what actually took part (never "turn offline mode off" when it
+    was off, never "check the hub" when none was configured)."""
+    remote = [s for s in sources if s.needs_network]
+    steps = []
+    if offline:
+        steps.append("Offline mode is on (offline=True or TGBHUB_OFFLINE=1), so no hub or mirror was asked: turn it "
+                     "off and configure one")
+    elif not remote:
+        steps.append("No hub or mirror is configured: set TGBHUB_ENDPOINT (or hub_endpoint=) to a hub, e.g. "
+                     "https://huggingface.co or one started by `tgbhub hub serve`, or TGBHUB_MIRRORS to a mirror")
+    else:
+        steps.append("Check that the hub/mirror URLs above are right and reachable, and that they hold "
+                     f"{manifest.name}@{manifest.version}")
+    if manifest.recipe is None:
+        steps.append("this dataset has no recipe, so it cannot be built locally")
+    elif not any(s.name == "build" for s in sources):
+        steps.append("the local build was not among the sources (TGBHUB_SOURCES / sources=); add 'build' to let it "
+                     "serve")
+    return "; ".join(steps) + "."
 
 
 def get_evaluator(dataset: TemporalGraphDataset | TrajectoryDataset, task: str | None = None) -> Any:

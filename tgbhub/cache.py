@@ -21,7 +21,7 @@ from filelock import FileLock
 
 from tgbhub.columns import HDF5_ENCODING, read_columns
 from tgbhub.errors import IntegrityError
-from tgbhub.hashing import content_digest, file_sha256
+from tgbhub.hashing import column_sha256, content_digest, file_sha256
 from tgbhub.manifest import FileEntry, Manifest
 
 MARKER = "COMPLETE"
@@ -123,9 +123,23 @@ def verify_file(entry: FileEntry, path: Path,
         # A rebuild made other values: not a writer-version difference but different data (e.g. another libm).
         raise IntegrityError(f"{entry.name}: sha256 and content digest", f"sha256 {entry.sha256} or digest "
                              f"{entry.digest}", f"sha256 {actual} and digest {actual_digest}",
-                             "This machine's rebuild holds different values from the published data, so it is not "
-                             "the published data and was not installed; fetch the dataset from the hub or a mirror.")
+                             f"This machine's rebuild holds different values from the published data "
+                             f"({_differing(entry, values)}), so it was not installed. Fetch the dataset from a hub "
+                             "or mirror (TGBHUB_ENDPOINT / TGBHUB_MIRRORS), and please report the machine: "
+                             "`tgbhub doctor` prints what matters.")
     return "digest", values, actual
+
+
+def _differing(entry: FileEntry, values: Mapping[str, np.ndarray]) -> str:
+    """Which columns differ, as far as the manifest's per-column hashes tell."""
+    known = [c for c in entry.columns if c in entry.column_sha256]
+    differing = [c for c in known if column_sha256(values[c]) != entry.column_sha256[c]]
+    unknown = [c for c in entry.columns if c not in entry.column_sha256]
+    if differing:
+        return "differing: " + ", ".join(differing)
+    if unknown:
+        return f"among {', '.join(unknown)}" if known else "the manifest has no per-column hashes to tell which"
+    return "every column matches its own hash, so their order or names differ"
 
 
 def _write_columns(folder: Path, entry: FileEntry, values: Mapping[str, np.ndarray]) -> dict[str, dict[str, int]]:

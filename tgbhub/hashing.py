@@ -30,6 +30,13 @@ def git_blob_sha1(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
+def column_sha256(values: np.ndarray) -> str:
+    """sha256 of one column's C-order little-endian bytes (the per-array hashes some manifests list)."""
+    array = np.asarray(values)
+    little = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+    return hashlib.sha256(memoryview(little).cast("B")).hexdigest()
+
+
 def content_digest(columns: Mapping[str, np.ndarray]) -> str:
     """Logical digest of named columns, in the mapping's order (``sha256-columns-v1``).
 

@@ -19,7 +19,7 @@ from tgbhub.errors import ManifestError
 CROISSANT_CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
 TGBHUB_NAMESPACE = "https://tgbhub.dev/ns#"
 #: Our blocks, stored as JSON literals under the tgbhub namespace so Croissant tools keep them verbatim.
-EXTENSION_KEYS = ("recipe", "digest", "graph", "splits", "task", "tasks", "stats", "knownDiscrepancies")
+EXTENSION_KEYS = ("recipe", "digest", "graph", "splits", "task", "tasks", "stats", "knownDiscrepancies", "changelog")
 
 _STANDARD_CONTEXT: dict[str, Any] = {
     "@language": "en", "@vocab": "https://schema.org/", "citeAs": "cr:citeAs", "column": "cr:column",
@@ -60,16 +60,20 @@ class FileEntry:
     encoding: str
     digest: str | None
     columns: tuple[str, ...]
+    #: sha256 of single columns' little-endian bytes, where the manifest lists them (names what differs on mismatch)
+    column_sha256: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True)
 class Recipe:
-    """Everything needed to rebuild the files exactly."""
+    """Everything needed to rebuild the files exactly, plus ``checks``: values a generator may verify cheaply before
+    the long computation, to refuse a build that could not reproduce the published data (empty when absent)."""
 
     generator: str
     version: str
     params: Mapping[str, Any]
     seed: int
+    checks: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,12 @@ class Manifest:
     @property
     def short_name(self) -> str:
         return self.name.split("/", 1)[1]
+
+    @property
+    def changelog(self) -> tuple[Mapping[str, Any], ...]:
+        """The version history up to this version, oldest first (``version``, ``date``, ``summary``,
+        ``invalidates``); empty for a manifest that predates changelogs."""
+        return tuple(self.raw.get("changelog", ()))
 
     @property
     def tasks(self) -> tuple[Mapping[str, Any], ...]:
@@ -165,7 +175,8 @@ def _parse_file(obj: Mapping[str, Any], digests: Mapping[str, Any], where: str) 
     if name.startswith("/") or ".." in name.split("/"):
         raise ManifestError(f"{where} file {name!r} is not a path inside the dataset folder")
     return FileEntry(name=name, sha256=sha, size=int(size.group(1)), encoding=obj.get("encodingFormat", ""),
-                     digest=digest.get("value"), columns=tuple(digest.get("columns", ())))
+                     digest=digest.get("value"), columns=tuple(digest.get("columns", ())),
+                     column_sha256=MappingProxyType(dict(digest.get("arrays", {}))))
 
 
 def parse_manifest(doc: Mapping[str, Any]) -> Manifest:
@@ -185,7 +196,8 @@ def parse_manifest(doc: Mapping[str, Any]) -> Manifest:
         recipe = Recipe(generator=_require(recipe_doc, "generator", f"{where} recipe"),
                         version=_require(recipe_doc, "version", f"{where} recipe"),
                         params=_frozen(_require(recipe_doc, "params", f"{where} recipe")),
-                        seed=int(_require(recipe_doc, "seed", f"{where} recipe")))
+                        seed=int(_require(recipe_doc, "seed", f"{where} recipe")),
+                        checks=_frozen(recipe_doc.get("checks", {})))
     splits = {name: (int(lo), int(hi)) for name, (lo, hi) in _require(doc, "splits", where)["boundaries"].items()}
     tasks = doc.get("tasks")
     if tasks is not None and (not tasks or tasks[0] != _require(doc, "task", where)):

@@ -19,35 +19,32 @@ uncompressed: a load can memory-map it, and a build spends no time in zlib.
 
 from __future__ import annotations
 
-import hashlib
+import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from generators.chaosnet.catalogue import CITATION, GENERATOR, REGIMES, UPSTREAM, VERSION, Instance
-from generators.chaosnet.dynamics import (BASE_SEED, SALI_CHAOTIC, SALI_REGULAR, SALI_STOP, Simulation, sali_label,
-                                          simulate, trajectory_seed)
-from generators.chaosnet.libm import check_libm
+from generators.chaosnet import preflight
+from generators.chaosnet.catalogue import (CITATION, GENERATOR, REGIMES, UPSTREAM, VERSION, Instance,
+                                          history_until)
+from generators.chaosnet.dynamics import (BASE_SEED, SALI_CHAOTIC, SALI_REGULAR, SALI_STOP, Simulation,
+                                          deviation_vectors, deviation_vectors_blas, sali_label, simulate,
+                                          trajectory_seed)
+from generators.libm import check_libm
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest, file_sha256
+from tgbhub.hashing import column_sha256 as sha256_of
 from tgbhub.manifest import CROISSANT_CONFORMS_TO, Recipe, croissant_context, plain
 
 TRAJECTORIES_FILE = "trajectories.h5"
-PUBLISHED = "2026-11-21"
 LICENSE = "https://creativecommons.org/licenses/by/4.0/"
 ARRAYS = ("state", "initial_conditions", "seeds", "lambda_max", "sali", "sali_iterations", "sali_horizons",
           "adjacency_ring", "adjacency_jacobian", "adjacency_coupling_only")
-
-
-def _h5py() -> Any:
-    try:
-        import h5py
-    except ModuleNotFoundError as exc:
-        raise GenerationError("building ChaosNetBench needs h5py: pip install 'tgbhub[hdf5]'") from exc
-    return h5py
+#: how each generator version makes an IC's SALI deviation vectors (1.0.0 through BLAS, see its changelog entry)
+DEVIATION: dict[str, Callable[[int, int], np.ndarray]] = {"1.0.0": deviation_vectors_blas, "1.1.0": deviation_vectors}
 
 
 # ------------------------------------------------------------------------------------------------ topology
@@ -89,15 +86,15 @@ def seeds_of(instance_params: Mapping[str, Any], base_seed: int = BASE_SEED) -> 
                     dtype=np.int64)
 
 
-def generate(params: Mapping[str, Any], base_seed: int = BASE_SEED) -> Simulation:
-    """Simulate an instance from its recipe parameters.
+def generate(params: Mapping[str, Any], base_seed: int = BASE_SEED, version: str = VERSION) -> Simulation:
+    """Simulate an instance from its recipe parameters with generator ``version``.
 
     Raises:
-        GenerationError: if this machine's ``sin``/``cos`` are not the reference ones (the rebuild could not verify).
+        GenerationError: if this machine's ``sin``/``cos``/``log`` are not the reference ones.
     """
     check_libm()
     return simulate(params["K"], params["epsilon"], params["N"], seeds_of(params, base_seed), params["transient"],
-                    params["steps"], tuple(params["sali_horizons"]))
+                    params["steps"], tuple(params["sali_horizons"]), DEVIATION[version])
 
 
 def arrays_of(simulation: Simulation) -> dict[str, np.ndarray]:
@@ -112,20 +109,19 @@ def arrays_of(simulation: Simulation) -> dict[str, np.ndarray]:
 
 
 def write_trajectories(arrays: Mapping[str, np.ndarray], params: Mapping[str, Any],
-                       path: str | os.PathLike[str]) -> None:
+                       path: str | os.PathLike[str], version: str = VERSION) -> None:
     """Write the instance's HDF5 file: fixed dataset order and dtypes, no timestamps, one chunk per IC (byte-stable).
 
-    Raises:
-        GenerationError: if h5py is missing.
     """
-    h5py = _h5py()
+    import h5py  # a core dependency; imported on use so that reading manifests stays light
+
     with h5py.File(path, "w", libver="earliest", track_order=False) as handle:
         for key in ("K", "rho", "epsilon"):
             handle.attrs[key] = float(params[key])
         for key in ("N", "transient", "steps"):
             handle.attrs[key] = int(params[key])
         handle.attrs["variable_ordering"] = "blocked"
-        handle.attrs["generator"] = f"{GENERATOR}@{VERSION}"
+        handle.attrs["generator"] = f"{GENERATOR}@{version}"
         for name in ARRAYS:
             values = np.ascontiguousarray(arrays[name])
             little = values.dtype.newbyteorder("<")
@@ -133,29 +129,53 @@ def write_trajectories(arrays: Mapping[str, np.ndarray], params: Mapping[str, An
             handle.create_dataset(name, data=values.astype(little, copy=False), chunks=chunks, track_times=False)
 
 
-def build_recipe(recipe: Recipe, folder: Path) -> Path:
-    """The local-build entry point: regenerate an instance's file from its manifest recipe into ``folder``.
+def check_recipe(recipe: Recipe) -> None:
+    """The preflight of a build: every component check that can run without the long computation (well under a
+    second for any instance, once numba's cache is warm).
 
     Raises:
-        GenerationError: if the generator or its version is not this one, h5py is missing, or this machine's
-            ``sin``/``cos`` cannot reproduce the published data.
+        GenerationError: if this tgbhub lacks the recipe's generator version, or a component of this machine
+            computes differently from the one that published the data (named, with the way out).
     """
-    if recipe.generator != GENERATOR or recipe.version != VERSION:
+    if recipe.generator != GENERATOR or recipe.version not in DEVIATION:
         raise GenerationError(f"recipe needs {recipe.generator} version {recipe.version}; this tgbhub has "
-                              f"{GENERATOR} {VERSION}. Install the tgbhub release that matches the dataset version, "
-                              "or fetch it from the hub")
+                              f"{GENERATOR} versions {', '.join(DEVIATION)}. Install the tgbhub release that matches "
+                              "the dataset version, or fetch it from a hub")
+    deviation = DEVIATION[recipe.version]
+    if deviation is deviation_vectors_blas:
+        preflight.check_blas(deviation)
+    preflight.check(plain(recipe.params), int(recipe.seed), plain(recipe.checks), deviation)
+
+
+def build_recipe(recipe: Recipe, folder: Path) -> Path:
+    """The local-build entry point: check, then regenerate an instance's file from its manifest recipe into
+    ``folder``.
+
+    Raises:
+        GenerationError: if :func:`check_recipe` refuses the build (before the long computation).
+    """
+    check_recipe(recipe)
     params = plain(recipe.params)
     path = folder / TRAJECTORIES_FILE
-    write_trajectories(arrays_of(generate(params, int(recipe.seed))), params, path)
+    write_trajectories(arrays_of(generate(params, int(recipe.seed), recipe.version)), params, path, recipe.version)
     return path
 
 
 # ------------------------------------------------------------------------------------------------ manifest
 
 
-def _sha256(values: np.ndarray) -> str:
-    return hashlib.sha256(memoryview(np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("<"))).cast("B")
-                          ).hexdigest()
+def _mean_std(values: np.ndarray) -> tuple[float, float]:
+    """Population mean and std, each sum correctly rounded (``math.fsum``): no pairwise or SIMD summation order."""
+    items = [float(v) for v in values]
+    mean = math.fsum(items) / len(items)
+    return mean, math.sqrt(math.fsum((v - mean) ** 2 for v in items) / len(items))
+
+
+def writer_versions() -> dict[str, str]:
+    """The HDF5 writer behind this process's file bytes (the sha256 is for downloads; rebuilds verify by digest)."""
+    import h5py  # a core dependency, imported on use like the writer
+
+    return {"h5py": h5py.__version__, "hdf5": h5py.version.hdf5_version}
 
 
 def _split_of(ic: int, splits: Mapping[str, tuple[int, int]]) -> str:
@@ -165,6 +185,7 @@ def _split_of(ic: int, splits: Mapping[str, tuple[int, int]]) -> str:
 def statistics(instance: Instance, simulation: Simulation) -> dict[str, Any]:
     """Per-instance indicator summaries and sizes (what the README tables and tests read)."""
     lyapunov = simulation.lyapunov
+    lambda_mean, lambda_std = _mean_std(lyapunov)
     screens = {}
     for column, horizon in enumerate(simulation.sali_horizons):
         labels = [sali_label(v) for v in simulation.sali[:, column]]
@@ -173,9 +194,9 @@ def statistics(instance: Instance, simulation: Simulation) -> dict[str, Any]:
     return {
         "num_ics": instance.n_ics, "num_steps": instance.steps, "transient": instance.transient,
         "num_sites": instance.n, "num_variables": 2 * instance.n, "num_rows": instance.n_ics * instance.steps,
-        "lambda_mean": float(lyapunov.mean()), "lambda_std": float(lyapunov.std()),
+        "lambda_mean": lambda_mean, "lambda_std": lambda_std,
         "lambda_min": float(lyapunov.min()), "lambda_max": float(lyapunov.max()),
-        "lyapunov_time": float(1.0 / lyapunov.mean()),
+        "lyapunov_time": 1.0 / lambda_mean,
         "lyapunov_time_note": "1 / mean lambda, in map steps; lambda by Benettin over the recorded steps",
         "chaotic_fraction": screens[str(simulation.sali_horizons[-1])]["chaotic_fraction"],
         "sali_screens": screens,
@@ -271,6 +292,7 @@ def manifest_document(instance: Instance, simulation: Simulation, arrays: Mappin
     """The Croissant 1.1 JSON-LD manifest of one built instance (``folder`` holds its file)."""
     path = folder / TRAJECTORIES_FILE
     stats = statistics(instance, simulation)
+    history = history_until(instance.version)
     description = (f"ChaosNetBench coupled standard map on a ring of N={instance.n} sites, K={instance.k!r}, "
                    f"rho={instance.rho!r} (epsilon={instance.epsilon!r}; upstream key {instance.upstream_key}): "
                    f"{instance.n_ics} initial conditions x {instance.steps:,} recorded steps after a "
@@ -282,7 +304,7 @@ def manifest_document(instance: Instance, simulation: Simulation, arrays: Mappin
         "@context": croissant_context(), "@type": "sc:Dataset", "conformsTo": CROISSANT_CONFORMS_TO,
         "name": instance.name, "description": description, "license": LICENSE,
         "url": "https://huggingface.co/datasets/tgbhub/chaosnet", "version": instance.version,
-        "datePublished": PUBLISHED, "citeAs": CITATION,
+        "datePublished": history[-1]["date"], "citeAs": CITATION,
         "distribution": [{
             "@type": "cr:FileObject", "@id": TRAJECTORIES_FILE, "name": TRAJECTORIES_FILE,
             "contentUrl": TRAJECTORIES_FILE, "encodingFormat": "application/x-hdf5", "sha256": file_sha256(path),
@@ -292,17 +314,20 @@ def manifest_document(instance: Instance, simulation: Simulation, arrays: Mappin
             "description": "One record per initial condition: split, seed and chaos indicators (the trajectories "
                            f"themselves are the HDF5 dataset 'state' of {TRAJECTORIES_FILE}).",
             "field": _ic_fields(simulation.sali_horizons), "data": _ic_records(instance, simulation)}],
-        "recipe": {"generator": GENERATOR, "version": VERSION, "params": instance.params, "seed": BASE_SEED},
+        "recipe": {"generator": GENERATOR, "version": instance.version, "params": instance.params, "seed": BASE_SEED,
+                   "checks": preflight.fingerprints(simulation, DEVIATION[instance.version])},
         "digest": [{"file": TRAJECTORIES_FILE, "algorithm": DIGEST_ALGORITHM, "columns": list(ARRAYS),
                     "value": content_digest({name: arrays[name] for name in ARRAYS}),
-                    "arrays": {name: _sha256(arrays[name]) for name in ARRAYS if name != "state"},
-                    "state_per_ic": [_sha256(arrays["state"][ic]) for ic in range(instance.n_ics)],
-                    "array_algorithm": "sha256 of the C-order little-endian bytes"}],
+                    "arrays": {name: sha256_of(arrays[name]) for name in ARRAYS if name != "state"},
+                    "state_per_ic": [sha256_of(arrays["state"][ic]) for ic in range(instance.n_ics)],
+                    "array_algorithm": "sha256 of the C-order little-endian bytes",
+                    "writer": writer_versions()}],
         "graph": graph_block(instance),
         "splits": {"unit": "initial-condition", "boundaries": {k: list(v) for k, v in instance.splits.items()}},
         "task": task_block(instance),
         "stats": stats,
         "knownDiscrepancies": discrepancies(instance, stats),
+        "changelog": history,
     }
 
 
@@ -310,10 +335,10 @@ def build_folder(instance: Instance, folder: Path) -> tuple[Simulation, dict[str
     """Generate one instance into ``folder`` and return its simulation and manifest document.
 
     Raises:
-        GenerationError: if h5py is missing or this machine cannot reproduce the reference ``sin``/``cos``.
+        GenerationError: if a preflight check finds this machine cannot reproduce the published values.
     """
-    simulation = generate(instance.params)
+    simulation = generate(instance.params, version=instance.version)
     arrays = arrays_of(simulation)
     folder.mkdir(parents=True, exist_ok=True)
-    write_trajectories(arrays, instance.params, folder / TRAJECTORIES_FILE)
+    write_trajectories(arrays, instance.params, folder / TRAJECTORIES_FILE, instance.version)
     return simulation, manifest_document(instance, simulation, arrays, folder)

@@ -12,7 +12,25 @@ from typing import Any
 from generators.chaosnet.dynamics import epsilon_of
 
 GENERATOR = "chaosnet/coupled-standard-map"
-VERSION = "1.0.0"
+#: the generator version new manifests are written with; every dataset version is built by its recipe's version
+VERSION = "1.1.0"
+#: every published version, oldest first: each manifest carries the history up to its own version
+CHANGELOG = (
+    {"version": "1.0.0", "date": "2026-11-21",
+     "summary": "Initial release: upstream's trajectories bit for bit, lambda_max (Benettin) and two SALI screens.",
+     "invalidates": "nothing (first release)"},
+    {"version": "1.1.0", "date": "2026-11-22",
+     "summary": "The SALI deviation vectors are normalised and orthogonalised with plain float64 loops in index "
+                "order instead of BLAS (np.linalg.norm, np.dot): 1.0.0's values were those of OpenBLAS's AVX-512 "
+                "SkylakeX kernel and could not be rebuilt on machines whose OpenBLAS picks another kernel. state, "
+                "initial_conditions, seeds and the adjacency matrices are unchanged. sali changes where the screen "
+                "ends near machine precision (every label is unchanged; sali_iterations moves by one checkpoint on "
+                "3 of the 100 instances), and lambda_max changes in the last bits on 1,268 of the 9,624 ICs "
+                "(relative change at most 2.7e-14). Manifests also gain recipe checks (a build that could not "
+                "reproduce refuses in under a second, naming the component that differs), the HDF5 writer version, "
+                "and statistics summed exactly (math.fsum).",
+     "invalidates": "only results that read 1.0.0's sali values or lambda_max at full precision; trajectories, "
+                    "SALI labels, forecasting results, normalisation statistics and windows are identical"})
 K_VALUES = (0.5, 0.97, 2.0, 6.5)
 RHO_VALUES = (0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5)
 N_VALUES = (8, 16, 32)
@@ -25,6 +43,18 @@ UPSTREAM = "htmoges/ChaosNetBench@8e1c630 (chaosnetbench/dataset.py, systems/sta
 CITATION = ("@article{moges2026chaosnetbench, title={ChaosNetBench: Benchmarking Spatio-Temporal Graph Neural "
             "Networks on Chaotic Lattice Dynamics}, author={Moges, Henok Tenaw and Skokos, Charalampos and Moodley, "
             "Deshendran}, journal={arXiv:2605.09676}, year={2026}}")
+
+
+def history_until(version: str) -> list[dict[str, str]]:
+    """The changelog entries up to and including ``version`` (what that version's manifest carries).
+
+    Raises:
+        ValueError: if ``version`` was never released.
+    """
+    released = [entry["version"] for entry in CHANGELOG]
+    if version not in released:
+        raise ValueError(f"ChaosNetBench version {version!r} is not in the changelog ({', '.join(released)})")
+    return [dict(entry) for entry in CHANGELOG[:released.index(version) + 1]]
 
 
 @dataclass(frozen=True)

@@ -12,18 +12,34 @@ Upstream operation order, which bit-exactness depends on (htmoges/ChaosNetBench@
 
 ``q_{i-1} - q_i`` is exactly ``-(q_i - q_{i-1})`` in IEEE arithmetic and the C library's ``sin`` is odd, so each
 step needs one ``sin`` per site for the kick and one per ring edge for the coupling.
+
+Determinism beyond one machine (architecture section 11). Every float that reaches a published array is computed
+here in a fixed, documented order with plain IEEE operations:
+
+* no BLAS: the deviation vectors' norms and dot product are sequential Python loops (``np.linalg.norm``/``np.dot``
+  go through OpenBLAS, whose kernel, chosen per CPU at run time, sums in another order: that made generator 1.0.0's
+  SALI values machine-dependent; :func:`deviation_vectors_blas` keeps that version rebuildable where it can be);
+* every reduction in the kernels (norms, SALI, Benettin's log sum) is a scalar loop compiled without ``fastmath``,
+  so LLVM neither reorders nor vectorises it nor contracts ``a * b + c`` into an FMA: the vector width and the
+  thread count (one IC per thread) cannot change it (a test reads the machine code);
+* ``sin``, ``cos`` and ``log`` are the C library's scalar functions through pinned symbols (:mod:`.libm`), probed
+  against the reference build before a build;
+* random draws are numpy's *bit generators*, whose raw streams are fixed by their algorithms, converted to floats
+  here (:func:`initial_condition`), plus ``RandomState.randn`` (numpy's legacy stream, frozen by its policy);
+* the SALI checkpoints are computed in exact integer arithmetic (:func:`sali_checkpoints`), not with ``pow``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 
-from generators.chaosnet.libm import c_sin, c_sincos
+from generators.libm import c_log, c_sin, c_sincos
 
 BASE_SEED = 42
 TWO_PI = 2.0 * math.pi
@@ -45,28 +61,81 @@ def trajectory_seed(k: float, epsilon: float, n: int, ic: int, base_seed: int = 
 
 
 def initial_condition(seed: int, n: int) -> np.ndarray:
-    """``[q0, p0]``: N draws U[0, 2pi) then N draws U[-pi, pi) from ``default_rng(seed)`` (PCG64), as upstream."""
-    rng = np.random.default_rng(seed)
-    q0 = rng.uniform(0, 2 * np.pi, size=n)
-    p0 = rng.uniform(-np.pi, np.pi, size=n)
-    return np.concatenate([q0, p0])
+    """``[q0, p0]``: N draws U[0, 2pi) then N draws U[-pi, pi), as upstream's ``default_rng(seed).uniform``.
+
+    Computed from the PCG64 bit generator's raw 64-bit outputs (``SeedSequence(seed)`` state, as ``default_rng``),
+    converted explicitly the way numpy's ``uniform`` does (``low + (high - low) * ((raw >> 11) * 2**-53)``), so the
+    values do not rest on ``Generator.uniform``, whose algorithm numpy's compatibility policy lets change.
+    """
+    raw = np.random.PCG64(seed).random_raw(2 * n)
+    unit = [(int(bits) >> 11) * _TWO_POW_MINUS_53 for bits in raw]
+    q0 = [0.0 + TWO_PI * u for u in unit[:n]]
+    p0 = [-math.pi + (math.pi - -math.pi) * u for u in unit[n:]]
+    return np.array(q0 + p0, dtype=np.float64)
+
+
+def _normalised(values: list[float]) -> list[float]:
+    """``values / ||values||`` with the squares summed in index order (no BLAS, no pairwise summation)."""
+    total = 0.0
+    for value in values:
+        total += value * value
+    norm = math.sqrt(total)
+    return [value / norm for value in values]
 
 
 def deviation_vectors(seed: int, n: int) -> np.ndarray:
     """The SALI screen's two unit deviation vectors: ``RandomState(seed).randn(2, 2N)``, Gram-Schmidt, as upstream.
 
-    The first one is also the Benettin vector (upstream's ``compute_mle`` draws the same ``randn`` row).
+    The first one is also the Benettin vector (upstream's ``compute_mle`` draws the same ``randn`` row). Every sum
+    runs in index order in plain float64 (generator 1.1.0); upstream's ``np.linalg.norm``/``np.dot`` are BLAS calls
+    whose rounding depends on the CPU (see :func:`deviation_vectors_blas`).
+    """
+    first, second = (row.tolist() for row in np.random.RandomState(seed).randn(2, 2 * n))
+    first = _normalised(first)
+    dot = 0.0
+    for a, b in zip(second, first):
+        dot += a * b
+    second = _normalised([a - dot * b for a, b in zip(second, first)])
+    return np.array([first, second], dtype=np.float64)
+
+
+def deviation_vectors_blas(seed: int, n: int) -> np.ndarray:
+    """Generator 1.0.0's deviation vectors: upstream's code verbatim, through BLAS.
+
+    Their last bits depend on the OpenBLAS kernel picked for the CPU (the published 1.0.0 values are the AVX-512
+    ``SkylakeX`` kernel's); :func:`generators.chaosnet.preflight.check_blas` tells before a build whether this
+    machine's kernel is that one.
     """
     vectors = np.random.RandomState(seed).randn(2, 2 * n)
-    vectors[0] /= np.linalg.norm(vectors[0])
+    vectors[0] /= np.linalg.norm(vectors[0])  # BLAS: deliberately kept for the 1.0.0 data only
     vectors[1] -= np.dot(vectors[1], vectors[0]) * vectors[0]
     vectors[1] /= np.linalg.norm(vectors[1])
     return vectors
 
 
 def sali_checkpoints(horizon: int) -> np.ndarray:
-    """Iterations at which upstream evaluates SALI: ``unique(int(geomspace(1, horizon, 500)))``."""
-    return np.unique(np.geomspace(1, horizon, min(SALI_CHECKPOINTS, horizon)).astype(np.int64))
+    """Iterations at which upstream evaluates SALI: ``unique(int(geomspace(1, horizon, min(500, horizon))))``.
+
+    ``geomspace`` goes through ``pow``, whose last bit varies with numpy's SIMD paths; here each mark
+    ``floor(horizon ** (i / (m - 1)))`` is the largest integer ``k`` with ``k ** (m - 1) <= horizon ** i``, found in
+    exact integer arithmetic. For every horizon we use, no mark lies within 1e-4 of an integer, so numpy's floats
+    agree (a test checks the two).
+    """
+    count = min(SALI_CHECKPOINTS, horizon)
+    if count <= 1:
+        return np.ones(1, dtype=np.int64)
+    marks = []
+    for i in range(count):
+        target = horizon**i
+        low, high = 1, horizon
+        while low < high:
+            middle = (low + high + 1) // 2
+            if middle ** (count - 1) <= target:
+                low = middle
+            else:
+                high = middle - 1
+        marks.append(low)
+    return np.unique(np.array(marks, dtype=np.int64))
 
 
 def sali_label(value: float) -> str:
@@ -103,6 +172,7 @@ def _split(value: float, bits: int) -> tuple[float, float]:
 # 2pi = _C1 + _C2 exactly, 26 + 27 significant bits: n * _C1 and n * _C2 are exact for integers n < 2**26.
 _C1, _C2 = _split(TWO_PI, 26)
 _INV_TWO_PI = 1.0 / TWO_PI
+_TWO_POW_MINUS_53 = 1.0 / 9007199254740992.0
 _EXACT_LIMIT = 2.0**25 * TWO_PI
 
 
@@ -234,7 +304,7 @@ def _simulate(ics, vectors, k, eps, transient, steps, horizons, checkpoints, sta
             for i in range(2 * n):
                 w1[i] /= norm1
             if step >= transient:
-                log_sum += math.log(norm1)
+                log_sum += c_log(norm1)
             if screening > 0:  # the second vector only serves the SALI screens; chaotic orbits finish early
                 norm2 = _tangent_step(w2, n, k, eps, cos_q, cos_d)
                 for i in range(2 * n):
@@ -303,8 +373,12 @@ def trajectories(k: float, epsilon: float, n: int, seeds: np.ndarray, transient:
 
 
 def simulate(k: float, epsilon: float, n: int, seeds: np.ndarray, transient: int, steps: int,
-             sali_horizons: tuple[int, ...] = (1000, 5000)) -> Simulation:
+             sali_horizons: tuple[int, ...] = (1000, 5000),
+             deviation: Callable[[int, int], np.ndarray] = deviation_vectors) -> Simulation:
     """Trajectories and indicators of the ICs drawn from ``seeds`` (one seed per IC).
+
+    ``deviation`` makes an IC's two initial deviation vectors from its seed (generator 1.0.0 used
+    :func:`deviation_vectors_blas`).
 
     Raises:
         ValueError: if ``steps`` is not positive, ``transient`` negative, the momentum bound exceeded, or a SALI
@@ -316,7 +390,7 @@ def simulate(k: float, epsilon: float, n: int, seeds: np.ndarray, transient: int
                          "shorten the horizons or lengthen the trajectory")
     seeds = np.asarray(seeds, dtype=np.int64)
     ics = np.stack([initial_condition(int(s), n) for s in seeds])
-    vectors = np.stack([deviation_vectors(int(s), n) for s in seeds])
+    vectors = np.stack([deviation(int(s), n) for s in seeds])
     horizons = np.asarray(sali_horizons, dtype=np.int64)
     width = max(len(sali_checkpoints(h)) for h in sali_horizons) + 1
     # Padded with -1 (never equal to an iteration); the sentinel column keeps the index in range after the last check.

@@ -102,6 +102,23 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Print what matters for bit-exact rebuilds on this machine; exit 1 if a family's preflight refuses."""
+    from tgbhub.doctor import report  # deferred: runs the generators' probes
+
+    found = report()
+    if args.json:
+        print(json.dumps(found, indent=1))
+    else:
+        for key in ("platform", "libc", "cpu", "openblas_kernel", "OPENBLAS_CORETYPE"):
+            print(f"{key:>18}: {found[key]}")
+        for package, version in found["versions"].items():
+            print(f"{package:>18}: {version}")
+        for dataset, verdict in found["preflight"].items():
+            print(f"{'preflight':>18}: {dataset}: {verdict}")
+    return 0 if all(v.startswith("ok") for v in found["preflight"].values()) else 1
+
+
 def cmd_hub_serve(args: argparse.Namespace) -> int:
     import signal
 
@@ -231,6 +248,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8090, help="port (default: %(default)s; 0 picks a free one)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
     serve.set_defaults(run=cmd_hub_serve)
+    doctor = commands.add_parser("doctor", help="check whether this machine rebuilds the published data bit for bit")
+    doctor.add_argument("--json", action="store_true")
+    doctor.set_defaults(run=cmd_doctor)
     _add_grading_commands(commands)
     return parser
 

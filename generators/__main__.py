@@ -15,10 +15,10 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from generators.artifacts import build_folder
-from generators.catalogue import entries
-from generators.chaosnet.artifacts import build_folder as build_chaosnet
-from generators.chaosnet.catalogue import instances as chaosnet_instances
+from .artifacts import build_folder
+from .catalogue import entries
+from .chaosnet.artifacts import build_folder as build_chaosnet
+from .chaosnet.catalogue import instances as chaosnet_instances
 
 MANIFESTS = Path(__file__).resolve().parent.parent / "manifests"
 

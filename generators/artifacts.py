@@ -11,9 +11,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from generators.catalogue import GENERATORS, Entry, negatives_file
-from generators.edges import TemporalEdges
-from generators.negatives import history_csr, hist_rnd, stream_key
+from .catalogue import GENERATORS, Entry, negatives_file
+from .edges import TemporalEdges
+from .negatives import history_csr, hist_rnd, stream_key
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest, file_sha256
 from tgbhub.manifest import CROISSANT_CONFORMS_TO, Recipe, croissant_context, plain

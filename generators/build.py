@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from generators.artifacts import generate, write_all
-from generators.catalogue import GENERATORS
-from generators.libm import check_libm
+from .artifacts import generate, write_all
+from .catalogue import GENERATORS
+from .libm import check_libm
 from tgbhub.errors import GenerationError
 from tgbhub.manifest import Recipe, plain
 
@@ -38,13 +38,13 @@ def _temporal_graph(recipe: Recipe, folder: Path) -> Built:
 
 def _chaosnet(recipe: Recipe, folder: Path) -> Built:
     """One HDF5 file of trajectories and indicators; the cache reads its arrays in place, so none are handed over."""
-    from generators.chaosnet.artifacts import TRAJECTORIES_FILE, build_recipe  # numba kernels compile on use
+    from .chaosnet.artifacts import TRAJECTORIES_FILE, build_recipe  # numba kernels compile on use
 
     return Built(files={TRAJECTORIES_FILE: build_recipe(recipe, folder)})
 
 
 def _chaosnet_check(recipe: Recipe) -> None:
-    from generators.chaosnet.artifacts import check_recipe  # numba kernels compile on use
+    from .chaosnet.artifacts import check_recipe  # numba kernels compile on use
 
     check_recipe(recipe)
 

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from generators import tgrab
-from generators.edges import TemporalEdges
+from . import tgrab
+from .edges import TemporalEdges
 
 TGRAB_SEED = 12345
 TGRAB_PROTOCOL = "alirezadizaji/T-GRAB@3129310 (dataset/DTDG/graph_generation)"

@@ -27,9 +27,18 @@ ALLOWED = {
     "tgbhub.evaluate": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.evaluate"},
     # baselines write submissions; they never import the evaluator that grades them
     "tgbhub.baselines": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.data", "tgbhub.baselines"},
-    "generators": {"generators", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.errors"},
+    # the repository's generators/ folder, installed as tgbhub.generators (tgbhub/generators is a link to it); inside
+    # it imports are relative, so only its imports of tgbhub modules show here
+    "generators": {"tgbhub.manifest", "tgbhub.hashing", "tgbhub.errors"},
 }
 ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli", "tgbhub.publish", "tgbhub.doctor"}
+
+
+def _library_files() -> list[Path]:
+    """Every module once: tgbhub's own files (not through the tgbhub/generators link) and generators/'s."""
+    link = ROOT / "tgbhub" / "generators"
+    own = [p for p in ROOT.glob("tgbhub/**/*.py") if link not in p.parents]
+    return sorted([*own, *ROOT.glob("generators/**/*.py")])
 
 
 def _module_name(path: Path) -> str:
@@ -48,6 +57,8 @@ def _imports(path: Path) -> set[str]:
 
 
 def _owner(module: str) -> str | None:
+    if module == "tgbhub.generators" or module.startswith("tgbhub.generators."):
+        module = module.removeprefix("tgbhub.")  # the installed name of the generators/ folder
     for key in sorted(ALLOWED, key=len, reverse=True):
         if module == key or module.startswith(key + "."):
             return key
@@ -56,7 +67,7 @@ def _owner(module: str) -> str | None:
 
 def test_layers_only_import_earlier_hops() -> None:
     violations = []
-    for path in sorted([*ROOT.glob("tgbhub/**/*.py"), *ROOT.glob("generators/**/*.py")]):
+    for path in _library_files():
         module = _module_name(path)
         if module in ROOTS:
             continue
@@ -69,12 +80,21 @@ def test_layers_only_import_earlier_hops() -> None:
 
 
 def test_only_the_build_source_reaches_the_generators() -> None:
-    users = {_module_name(p) for p in ROOT.glob("tgbhub/**/*.py") if any(
-        i.startswith("generators") for i in _imports(p))}
+    users = {_module_name(p) for p in _library_files() if p.parts[len(ROOT.parts)] == "tgbhub" and any(
+        i.startswith("tgbhub.generators") or i.startswith("generators") for i in _imports(p))}
     assert users <= {"tgbhub.sources.build"}
 
 
+def test_generators_are_installed_inside_the_tgbhub_namespace() -> None:
+    """The wheel must not claim the global module name ``generators``: it ships the folder as tgbhub/generators,
+    and nothing imports the top-level name (inside generators/ imports are relative)."""
+    link = ROOT / "tgbhub" / "generators"
+    assert link.is_symlink() and link.resolve() == (ROOT / "generators").resolve()
+    for path in _library_files():
+        assert not any(i == "generators" or i.startswith("generators.") for i in _imports(path)), path
+
+
 def test_no_dataset_name_branches_in_library_code() -> None:
-    for path in ROOT.glob("tgbhub/**/*.py"):
+    for path in (p for p in _library_files() if p.parts[len(ROOT.parts)] == "tgbhub"):
         text = path.read_text()
         assert "t-grab/" not in text.replace('"t-grab/ce-64"', "").replace("'t-grab/ce-64", ""), path

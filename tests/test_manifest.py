@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from generators.__main__ import manifest_path
-from generators.artifacts import EDGES_FILE, build_folder
-from generators.catalogue import GENERATORS, entries
+from tgbhub.generators.__main__ import manifest_path
+from tgbhub.generators.artifacts import EDGES_FILE, build_folder
+from tgbhub.generators.catalogue import GENERATORS, entries
 from tgbhub.errors import ManifestError
 from tgbhub.hashing import content_digest
 from tgbhub.manifest import parse_manifest, plain, read_manifest

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import tgbhub
-from generators.chaosnet.artifacts import TRAJECTORIES_FILE, build_recipe
+from tgbhub.generators.chaosnet.artifacts import TRAJECTORIES_FILE, build_recipe
 from tgbhub import api, cache
 from tgbhub.cache import Fetched
 from tgbhub.errors import IntegrityError, InvalidNameError, MissingExtraError, SourceUnavailableError

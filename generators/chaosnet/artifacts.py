@@ -27,13 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from generators.chaosnet import preflight
-from generators.chaosnet.catalogue import (CITATION, GENERATOR, REGIMES, UPSTREAM, VERSION, Instance,
-                                          history_until)
-from generators.chaosnet.dynamics import (BASE_SEED, SALI_CHAOTIC, SALI_REGULAR, SALI_STOP, Simulation,
-                                          deviation_vectors, deviation_vectors_blas, sali_label, simulate,
-                                          trajectory_seed)
-from generators.libm import check_libm
+from . import preflight
+from .catalogue import (CITATION, GENERATOR, REGIMES, UPSTREAM, VERSION, Instance,
+                        history_until)
+from .dynamics import (BASE_SEED, SALI_CHAOTIC, SALI_REGULAR, SALI_STOP, Simulation,
+                       deviation_vectors, deviation_vectors_blas, sali_label, simulate,
+                       trajectory_seed)
+from ..libm import check_libm
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest, file_sha256
 from tgbhub.hashing import column_sha256 as sha256_of

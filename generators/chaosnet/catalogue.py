@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from generators.chaosnet.dynamics import epsilon_of
+from .dynamics import epsilon_of
 
 GENERATOR = "chaosnet/coupled-standard-map"
 #: the generator version new manifests are written with; every dataset version is built by its recipe's version

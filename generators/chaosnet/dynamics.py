@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from generators.libm import c_log, c_sin, c_sincos
+from ..libm import c_log, c_sin, c_sincos
 
 BASE_SEED = 42
 TWO_PI = 2.0 * math.pi

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from generators.chaosnet.dynamics import Simulation, initial_condition, simulate, trajectory_seed
-from generators.libm import check_libm
+from .dynamics import Simulation, initial_condition, simulate, trajectory_seed
+from ..libm import check_libm
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import column_sha256 as sha256_of
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from generators.chaosnet.dynamics import initial_condition
+from .dynamics import initial_condition
 
 
 def simulate_numpy(k: float, epsilon: float, n: int, seeds: np.ndarray, transient: int, steps: int) -> np.ndarray:

@@ -25,7 +25,7 @@ class BuildSource:
         Raises:
             GenerationError: naming the component that differs (or the missing generator), with the way out.
         """
-        from generators.build import preflight
+        from tgbhub.generators.build import preflight
 
         if manifest.recipe is None:
             raise GenerationError(f"{manifest.name}@{manifest.version} has no recipe, so it cannot be built locally; "
@@ -39,7 +39,7 @@ class BuildSource:
             GenerationError: if this tgbhub lacks the recipe's generator or generator version, or the family's
                 preflight finds this machine cannot reproduce the published values (before building).
         """
-        from generators.build import rebuild  # heavy: numba kernels load on use
+        from tgbhub.generators.build import rebuild  # heavy: numba kernels load on use
 
         built = rebuild(manifest.recipe, staging)
         return Fetched(files=built.files, columns=built.columns, rebuilt=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -77,8 +78,10 @@ def test_malformed_name_fails_before_any_path_is_built(tmp_path: Path) -> None:
 def test_to_torch_on_cpu(shared_cache: Path) -> None:
     torch = pytest.importorskip("torch")
     ds = tgbhub.load_dataset("t-grab/ce-16", cache_dir=shared_cache)
-    tensors = ds.to_torch("cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch warns about the read-only memory maps unless they are copied
+        tensors = ds.to_torch("cpu")
     assert tensors["src"].dtype == torch.int64 and tensors["src"].device.type == "cpu"
-    assert torch.equal(tensors["t"], torch.from_numpy(np.asarray(ds.t, dtype=np.int64)))
+    assert torch.equal(tensors["t"], torch.from_numpy(np.array(ds.t, dtype=np.int64)))
     default = ds.to_torch()
     assert default["dst"].device.type == ("cuda" if torch.cuda.is_available() else "cpu")

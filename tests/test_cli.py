@@ -1,9 +1,12 @@
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tgbhub.cli import main
+import tgbhub
+from tgbhub.cli import human_bytes, main
 
 
 def test_list_json_filters_by_family(capsys: pytest.CaptureFixture[str]) -> None:
@@ -21,8 +24,49 @@ def test_info_shows_recipe_and_discrepancy(capsys: pytest.CaptureFixture[str]) -
     assert main(["info", "t-grab/ce-4", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["recipe"]["seed"] == 12345 and info["known_discrepancies"][0]["paper"] == 165_142
+    assert info["citation"].startswith("@inproceedings{dizaji2026tgrab")
     assert main(["info", "t-grab/ce-4"]) == 0
-    assert "165142" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "165142" in out and "t-grab/cause-effect 1.0.0, seed 12345" in out and "lag=4" in out
+    assert "test_inductive: the first 4 snapshots are not graded" in out
+    assert "snapshot-f1 (snapshot-link-prediction): f1 on test" in out
+    assert "@inproceedings{dizaji2026tgrab" in out
+
+
+def test_info_shows_the_version_history(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["info", "chaosnet/mini-k2.0-rho0.3-n8"]) == 0
+    out = capsys.readouterr().out
+    lines = out[out.index("versions:"):].splitlines()
+    assert lines[0].split("versions: ")[1].startswith("1.1.0 (")  # newest first
+    assert any(line.strip().startswith("1.0.0 (") for line in lines) and "BLAS" in lines[0]
+    assert main(["info", "chaosnet/mini-k2.0-rho0.3-n8", "--json"]) == 0
+    assert [e["version"] for e in json.loads(capsys.readouterr().out)["changelog"]] == ["1.0.0", "1.1.0"]
+
+
+def test_version_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0 and capsys.readouterr().out.strip() == f"tgbhub {tgbhub.__version__}"
+
+
+def test_list_shows_human_sizes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", "--family", "t-grab"]) == 0
+    header, first = capsys.readouterr().out.splitlines()[:2]
+    assert header.split()[-1] == "size" and first.split()[-1] in {"B", "KiB", "MiB"}
+    assert [human_bytes(n) for n in (0, 1023, 1536, 5 * 2**30)] == ["0 B", "1023 B", "1.5 KiB", "5 GiB"]
+
+
+def test_list_into_a_closed_pipe_is_quiet() -> None:
+    child = subprocess.Popen([sys.executable, "-m", "tgbhub.cli", "list", "--json"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    child.stdout.close()  # as `| head` does, before the child has written anything
+    stderr = child.stderr.read().decode()
+    assert child.wait(timeout=60) == 141 and stderr == ""
+
+
+def test_bare_name_suggests_the_family(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["info", "ce-64"]) == 2
+    assert "did you mean 't-grab/ce-64'?" in capsys.readouterr().err
 
 
 def test_get_offline_then_cached(capsys: pytest.CaptureFixture[str], cache_dir: Path) -> None:
@@ -43,3 +87,18 @@ def test_build_names_and_nothing(capsys: pytest.CaptureFixture[str], cache_dir: 
     assert "2 dataset(s) ready (2 built" in capsys.readouterr().out
     assert main(["--cache-dir", str(cache_dir), "build"]) == 2
     assert "--all" in capsys.readouterr().err
+
+
+def test_build_continues_past_failures(capsys: pytest.CaptureFixture[str], cache_dir: Path) -> None:
+    assert main(["--cache-dir", str(cache_dir), "build", "t-grab/ce-65", "t-grab/pdet-2-1"]) == 1
+    captured = capsys.readouterr()
+    assert "1 of 2 dataset(s) ready (1 built" in captured.out
+    assert "1 failed:" in captured.err and "t-grab/ce-65: unknown dataset" in captured.err
+
+
+def test_warnings_are_one_line(capsys: pytest.CaptureFixture[str], cache_dir: Path,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TGBHUB_MIRRORS", "http://127.0.0.1:9/")  # loopback discard port: refused, then the build
+    assert main(["--cache-dir", str(cache_dir), "get", "t-grab/pdet-2-1"]) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert warned and all(line.startswith("tgbhub: warning: t-grab/pdet-2-1@1.0.0: mirror") for line in warned)

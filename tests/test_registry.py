@@ -1,7 +1,7 @@
 import pytest
 
 from tgbhub.errors import DatasetNotFoundError, InvalidNameError, VersionNotFoundError
-from tgbhub.registry import Reference, Registry, parse_reference
+from tgbhub.registry import Reference, Registry, natural_key, parse_reference
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -15,7 +15,7 @@ def test_valid_references(text: str, expected: Reference) -> None:
 
 
 @pytest.mark.parametrize("text", ["../etc/passwd", "t-grab/../x", "/abs/path", "t-grab/ce 64", "t-grab/a/b",
-                                  "t-grab", "T-GRAB/ce-64", "t-grab/ce-64@1.0", "t-grab/ce-64@latest", "",
+                                  "t-grab", "T-GRAB/ce-64", "t-grab/ce-64@1.0", "t-grab/ce-64@latest", "t-grab/ce-64@", "",
                                   " t-grab/ce-64", "t-grab/ce-64\n"])
 def test_malformed_references_raise_value_errors(text: str) -> None:
     with pytest.raises(InvalidNameError) as info:
@@ -59,3 +59,25 @@ def test_names_sort_naturally_and_filter_by_family() -> None:
     names = Registry().names("t-grab")
     assert names.index("t-grab/ce-4") < names.index("t-grab/ce-16")
     assert len(names) == 52 and Registry().names("nope") == []
+
+
+def test_numbers_sort_as_numbers() -> None:
+    names = Registry().names("chaosnet")
+    assert names.index("chaosnet/k2.0-rho0.05-n8") < names.index("chaosnet/k2.0-rho0.1-n8")
+    assert names.index("chaosnet/k2.0-rho0.1-n8") < names.index("chaosnet/k2.0-rho0.2-n8")
+    assert names.index("chaosnet/k2.0-rho0.2-n8") < names.index("chaosnet/k2.0-rho0.2-n16")
+    assert sorted(["ce-x", "ce-4", "ce-16"], key=natural_key) == ["ce-4", "ce-16", "ce-x"]  # mixed parts compare
+
+
+@pytest.mark.parametrize("text, suggestion", [("ce-64", "'t-grab/ce-64'"),
+                                              ("k2.0-rho0.2-n8@1.0.0", "'chaosnet/k2.0-rho0.2-n8@1.0.0'")])
+def test_bare_name_suggests_its_family(text: str, suggestion: str) -> None:
+    with pytest.raises(InvalidNameError, match="needs its family") as info:
+        Registry().lookup(text)
+    assert suggestion in str(info.value)
+
+
+def test_empty_version_names_the_fix() -> None:
+    with pytest.raises(InvalidNameError, match="no version") as info:
+        Registry().lookup("t-grab/ce-64@")
+    assert "'t-grab/ce-64@MAJOR.MINOR.PATCH'" in str(info.value)

@@ -13,7 +13,7 @@ from tgbhub.data import TemporalGraphDataset, TrajectoryDataset, open_dataset
 from tgbhub.errors import GenerationError, IntegrityError, SourceUnavailableError, SourceWarning
 from tgbhub.manifest import Manifest
 from tgbhub.progress import Steps
-from tgbhub.registry import Registry, parse_reference
+from tgbhub.registry import Registry
 from tgbhub.sources import Source
 from tgbhub.sources.build import BuildSource
 from tgbhub.sources.hf import HubSource
@@ -61,7 +61,7 @@ def resolve(name: str, version: str | None = None) -> Manifest:
         DatasetNotFoundError: if no such dataset exists (with suggestions).
         VersionNotFoundError: if the version does not exist (listing the available ones).
     """
-    return _REGISTRY.resolve(parse_reference(name, version))
+    return _REGISTRY.lookup(name, version)
 
 
 def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.PathLike[str] | None = None,

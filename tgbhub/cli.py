@@ -4,16 +4,29 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
-from typing import Any
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, TextIO
 
-from tgbhub import api
+from tgbhub import __version__, api
 from tgbhub.errors import TgbhubError
 from tgbhub.manifest import Manifest, plain
 from tgbhub.progress import track
+
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def human_bytes(size: int) -> str:
+    """``1536`` -> ``'1.5 KiB'``: three significant digits, binary units."""
+    value, unit = float(size), 0
+    while value >= 1024 and unit < len(_UNITS) - 1:
+        value, unit = value / 1024, unit + 1
+    return f"{size} B" if unit == 0 else f"{value:.3g} {_UNITS[unit]}"
 
 
 def _summary(manifest: Manifest) -> dict[str, Any]:
@@ -25,9 +38,9 @@ def _summary(manifest: Manifest) -> dict[str, Any]:
 
 def _print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
     widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in columns}
-    print("  ".join(c.ljust(widths[c]) for c in columns))
+    print("  ".join(c.ljust(widths[c]) for c in columns).rstrip())
     for row in rows:
-        print("  ".join(str(row[c]).ljust(widths[c]) for c in columns))
+        print("  ".join(str(row[c]).ljust(widths[c]) for c in columns).rstrip())
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -38,26 +51,68 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=1))
     else:
-        _print_table(rows, ["name", "version", "num_nodes", "num_rows", "num_snapshots", "bytes"])
+        _print_table([{**row, "size": human_bytes(row["bytes"])} for row in rows],
+                     ["name", "version", "num_nodes", "num_rows", "num_snapshots", "size"])
     return 0
 
 
+def _task_lines(task: Mapping[str, Any]) -> list[str]:
+    """One line per task, plus one per split whose leading snapshots the grader skips."""
+    metrics = task.get("metrics") or [task.get("primary_metric") or task.get("metric")]
+    lines = [f"{task.get('name')} ({task.get('type')}): {', '.join(str(m) for m in metrics if m)} on "
+             f"{task.get('report_split', 'test')}"]
+    for split, count in task.get("skip_leading", {}).items():
+        lines.append(f"  {split}: the first {count} snapshots are not graded (the task's skip_leading)")
+    return lines
+
+
+def _print_block(label: str, lines: Sequence[str]) -> None:
+    """``label: first line`` with the other lines aligned under it."""
+    for index, line in enumerate(lines):
+        print(f"{label if index == 0 else '':>14}{':' if index == 0 else ' '} {line}")
+
+
+def _history_lines(manifest: Manifest, versions: Sequence[str]) -> list[str]:
+    """The changelog, newest first; versions without an entry are still listed."""
+    entries = {str(e.get("version")): e for e in manifest.changelog}
+    lines = []
+    for version in reversed(versions):
+        entry = entries.get(version)
+        if entry is None:
+            lines.append(version)
+            continue
+        lines.append(f"{version} ({entry.get('date', '?')}): {entry.get('summary', '')}")
+        if entry.get("invalidates"):
+            lines.append(f"  changes: {entry['invalidates']}")
+    return lines
+
 def cmd_info(args: argparse.Namespace) -> int:
     manifest = api.resolve(args.name)
+    recipe = plain(manifest.raw.get("recipe")) or {}
     info = {**_summary(manifest), "versions": api.registry().versions(manifest.name),
             "description": manifest.description, "splits": {k: list(v) for k, v in manifest.splits.items()},
-            "recipe": plain(manifest.raw.get("recipe")), "task": plain(manifest.task),
+            "recipe": recipe, "task": plain(manifest.task), "tasks": [plain(t) for t in manifest.tasks],
+            "citation": manifest.raw.get("citeAs"), "changelog": [plain(e) for e in manifest.changelog],
             "files": [{"name": f.name, "sha256": f.sha256, "size": f.size, "digest": f.digest} for f in manifest.files],
             "known_discrepancies": plain(manifest.known_discrepancies)}
     if args.json:
         print(json.dumps(info, indent=1))
         return 0
-    for key in ("name", "version", "versions", "description", "num_nodes", "num_rows", "num_snapshots", "splits"):
+    for key in ("name", "version", "description", "num_nodes", "num_rows", "num_snapshots", "splits"):
         print(f"{key:>14}: {info[key]}")
+    if recipe:
+        params = ", ".join(f"{k}={v}" for k, v in recipe.get("params", {}).items() if not isinstance(v, dict))
+        print(f"{'recipe':>14}: {recipe.get('generator')} {recipe.get('version')}, seed {recipe.get('seed')}")
+        print(f"{'':>14}  {params}")
+    tasks = info["tasks"] or ([info["task"]] if info["task"] else [])
+    _print_block("tasks", [line for task in tasks for line in _task_lines(task)])
     for entry in info["files"]:
-        print(f"{'file':>14}: {entry['name']} ({entry['size']} B, sha256 {entry['sha256'][:16]}...)")
+        print(f"{'file':>14}: {entry['name']} ({human_bytes(entry['size'])}, sha256 {entry['sha256'][:16]}...)")
     for item in info["known_discrepancies"]:
         print(f"{'discrepancy':>14}: {item.get('field')}: paper {item.get('paper')} vs ours {item.get('ours', '-')}")
+    _print_block("versions", _history_lines(manifest, info["versions"]))
+    if info["citation"]:
+        print(f"{'cite as':>14}:\n{info['citation']}")
     return 0
 
 
@@ -70,6 +125,7 @@ def cmd_get(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    """Build every named dataset that can be built; report the ones that could not, and exit 1 if any failed."""
     registry = api.registry()
     if args.all:
         names = registry.names()
@@ -82,13 +138,21 @@ def cmd_build(args: argparse.Namespace) -> int:
     if not names:
         raise TgbhubError("nothing to build: name datasets, or pass --family F or --all")
     started = time.perf_counter()
-    sources = {}
+    sources: dict[str, str] = {}
+    failed: dict[str, str] = {}
     for name in track(names, desc="building", unit="dataset"):
-        sources[name] = api.load_dataset(name, cache_dir=args.cache_dir, offline=True).source
+        try:
+            sources[name] = api.load_dataset(name, cache_dir=args.cache_dir, offline=True).source
+        except TgbhubError as exc:  # one dataset's failure must not cost the others their build
+            failed[name] = str(exc)
     built = sum(1 for s in sources.values() if s == "build")
-    print(f"{len(names)} dataset(s) ready ({built} built, {len(names) - built} already cached) "
+    print(f"{len(sources)} of {len(names)} dataset(s) ready ({built} built, {len(sources) - built} already cached) "
           f"in {time.perf_counter() - started:.1f} s")
-    return 0
+    if failed:
+        print(f"{len(failed)} failed:", file=sys.stderr)
+        for name, reason in failed.items():
+            print(f"  {name}: {reason}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
@@ -209,6 +273,7 @@ def _add_grading_commands(commands: Any) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tgbhub", description="The dataset hub for temporal-graph learning.")
+    parser.add_argument("--version", action="version", version=f"tgbhub {__version__}")
     parser.add_argument("--cache-dir", help="cache root (default: $TGBHUB_CACHE, else the user cache folder)")
     commands = parser.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="list datasets")
@@ -255,13 +320,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      file: TextIO | None = None, line: str | None = None) -> None:
+    """On the command line a warning is a message for a person, not a source location."""
+    print(f"tgbhub: warning: {message}", file=file or sys.stderr)
+
+
+@contextmanager
+def _cli_warnings() -> Iterator[None]:
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        yield
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        with _cli_warnings():
+            code = args.run(args)
+        sys.stdout.flush()  # a closed pipe shows up here, inside the handler, not at interpreter exit
+        return code
     except TgbhubError as exc:
         print(f"tgbhub: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # `tgbhub list | head` closed our stdout: stop quietly; point stdout at devnull so the exit flush is silent.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

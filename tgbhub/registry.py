@@ -48,7 +48,10 @@ def parse_reference(text: str, version: str | None = None) -> Reference:
     """
     if not isinstance(text, str):
         raise InvalidNameError(f"dataset name must be a string like {_EXAMPLE}, got {type(text).__name__}")
-    name, _, pinned = text.partition("@")
+    name, at, pinned = text.partition("@")
+    if at and not pinned:
+        raise InvalidNameError(f"{text!r} ends in '@' with no version: write '{name}@MAJOR.MINOR.PATCH', or drop "
+                               "the '@' for the newest version")
     if not _NAME.fullmatch(name) or ".." in name:
         raise InvalidNameError(f"invalid dataset name {text!r}: use lower-case 'family/name' with letters, digits, "
                                f"'-', '.' or '_' (no spaces, '..', leading '/' or second '/'), e.g. {_EXAMPLE}")
@@ -59,9 +62,13 @@ def parse_reference(text: str, version: str | None = None) -> Reference:
     return Reference(name=name, version=chosen[0] if chosen else None)
 
 
-def natural_key(name: str) -> list[object]:
-    """Sort key that orders ``ce-4`` before ``ce-16``."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+def natural_key(name: str) -> list[tuple[int, float, str]]:
+    """Sort key that reads numbers as numbers: ``ce-4`` before ``ce-16``, ``rho0.05`` before ``rho0.1``.
+
+    Each part is tagged so a number and a word at the same position compare without a ``TypeError``.
+    """
+    parts = re.split(r"(\d+(?:\.\d+)?)", name)
+    return [(0, float(part), "") if index % 2 else (1, 0.0, part) for index, part in enumerate(parts)]
 
 
 def version_key(version: str) -> tuple[int, ...]:
@@ -121,6 +128,28 @@ class Registry:
         if version not in available:
             raise VersionNotFoundError(name, version, available)
         return self._index[name][version]
+
+    def lookup(self, text: str, version: str | None = None) -> Manifest:
+        """The manifest a user-typed ``family/name[@version]`` refers to; a bare ``name`` gets its full name suggested.
+
+        Raises:
+            InvalidNameError: if the reference is malformed (naming ``family/name`` when ``text`` is a bare name that
+                exists in one family).
+            DatasetNotFoundError, VersionNotFoundError, ManifestError: as :meth:`resolve`.
+        """
+        try:
+            reference = parse_reference(text, version)
+        except InvalidNameError as exc:
+            full = self._full_names(text) if isinstance(text, str) and "/" not in text else []
+            if full:
+                raise InvalidNameError(f"{text!r} needs its family: did you mean "
+                                       f"{' or '.join(repr(n) for n in full)}?") from exc
+            raise
+        return self.resolve(reference)
+
+    def _full_names(self, bare: str) -> list[str]:
+        short, at, pinned = bare.partition("@")
+        return [f"{name}{at}{pinned}" for name in self.names() if name.split("/", 1)[1] == short]
 
     def resolve(self, reference: Reference) -> Manifest:
         """The manifest of a reference's pinned version, or of the newest version.

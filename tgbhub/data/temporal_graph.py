@@ -152,7 +152,8 @@ class TemporalGraphDataset(Gradable):
             raise ModuleNotFoundError("to_torch needs PyTorch: pip install 'tgbhub[torch]'") from exc
         target = torch.device(device) if device is not None else torch.device(
             "cuda" if torch.cuda.is_available() else "cpu")
-        return {name: torch.from_numpy(np.asarray(getattr(self, name), dtype=np.int64)).to(target)
+        # np.array copies: the columns are read-only memory maps, which torch would warn about on every call.
+        return {name: torch.from_numpy(np.array(getattr(self, name), dtype=np.int64)).to(target)
                 for name in ("src", "dst", "t")}
 
     def card(self) -> dict[str, Any]:

@@ -166,10 +166,14 @@ class _FakeWritesHandler(BaseHTTPRequestHandler):
         except urllib.error.HTTPError as error:
             status, reply_headers, payload = error.code, error.headers.items(), error.read()
         self.send_response(status)
+        declared = None
         for key, value in reply_headers:
-            if key.lower() not in {"content-length", "transfer-encoding", "connection"}:
+            if key.lower() == "content-length":
+                declared = value
+            elif key.lower() not in {"transfer-encoding", "connection"}:
                 self.send_header(key, value)
-        self.send_header("Content-Length", str(len(payload)))
+        # a HEAD answer has no body but must still announce the file's size, or clients download 0 bytes
+        self.send_header("Content-Length", declared if self.command == "HEAD" and declared else str(len(payload)))
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(payload)

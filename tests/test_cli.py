@@ -102,3 +102,11 @@ def test_warnings_are_one_line(capsys: pytest.CaptureFixture[str], cache_dir: Pa
     assert main(["--cache-dir", str(cache_dir), "get", "t-grab/pdet-2-1"]) == 0
     warned = [line for line in capsys.readouterr().err.splitlines() if line]
     assert warned and all(line.startswith("tgbhub: warning: t-grab/pdet-2-1@1.0.0: mirror") for line in warned)
+
+
+def test_graded_inductive_split_says_what_it_skipped(capsys: pytest.CaptureFixture[str], cache_dir: Path) -> None:
+    assert main(["--cache-dir", str(cache_dir), "baseline", "persistence", "t-grab/ce-4", "--task", "snapshot-f1",
+                 "--split", "test_inductive"]) == 0
+    out = capsys.readouterr().out
+    start = tgbhub.resolve("t-grab/ce-4").splits["test_inductive"][0]
+    assert f"skipped: snapshots {start}..{start + 3} (4):" in out

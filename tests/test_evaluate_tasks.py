@@ -133,3 +133,16 @@ def test_ranking_with_padded_rows_uses_variable_lists() -> None:
                                 detail=True)
     # query 0: 0.9 beats 0.5 -> rank 2; query 1: 0.7 beats 0.5 -> rank 2 (the padding slot is never scored)
     assert result["per_query"]["rank"] == [2.0, 2.0] and isinstance(manifest, Manifest)
+
+
+def test_skipped_snapshots_are_reported_in_the_result(ce) -> None:
+    start, stop = ce.splits["test_inductive"]
+    keys = ce.evaluator.submission_keys("test_inductive")
+    result = ce.evaluator.evaluate({**keys, "score": np.zeros(len(keys["t"]))}, split="test_inductive")
+    skipped = result["skipped_snapshots"]
+    assert (skipped["count"], skipped["first"], skipped["last"]) == (4, start, start + 3)
+    assert "skip_leading" in skipped["reason"] and result["num_snapshots"] == stop - start - 4
+    assert f"the first 4 snapshots of test_inductive ({start}..{start + 3}) are not graded" in result["description"]
+    assert result["description"] == ce.evaluator.describe("test_inductive")
+    plain = ce.evaluator.evaluate(truth_submission(ce, "test"), split="test")
+    assert "skipped_snapshots" not in plain and "not graded" not in plain["description"]

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -34,9 +35,12 @@ def test_versions_are_tags_seen_by_huggingface_hub(local_hub: LocalHub) -> None:
 
     api = HfApi(endpoint=local_hub.url)
     refs = api.list_repo_refs("tgbhub/t-grab", repo_type="dataset")
-    assert {"v1.0.0", "v1.1.0"} <= {tag.name for tag in refs.tags}
-    files = api.list_repo_files("tgbhub/t-grab", repo_type="dataset", revision="v1.1.0")
-    assert "pdet-2-1/croissant.json" in files and "ce-4/croissant.json" not in files
+    assert {"v1.0.0", "v1.1.0", "ce-4-v1.0.0", "pdet-2-1-v1.0.0", "pdet-2-1-v1.1.0"} <= {tag.name for tag in refs.tags}
+    versions = {}
+    for tag in ("pdet-2-1-v1.0.0", "pdet-2-1-v1.1.0"):
+        path = api.hf_hub_download("tgbhub/t-grab", "pdet-2-1/croissant.json", repo_type="dataset", revision=tag)
+        versions[tag] = json.loads(Path(path).read_text())["version"]
+    assert versions == {"pdet-2-1-v1.0.0": "1.0.0", "pdet-2-1-v1.1.0": "1.1.0"}
 
 
 def test_lfs_files_come_from_the_front_with_hub_headers_and_ranges(local_hub: LocalHub,
@@ -64,7 +68,7 @@ def test_small_files_are_relayed_to_olah(local_hub: LocalHub, hub_registry: Regi
 def test_datasets_library_reads_the_published_rows(local_hub: LocalHub, tmp_path: Path) -> None:
     # datasets reads HF_ENDPOINT at import time, so it runs in a fresh process
     script = ("import datasets, json\n"
-              "dd = datasets.load_dataset('tgbhub/t-grab', 'ce-4', revision='v1.0.0')\n"
+              "dd = datasets.load_dataset('tgbhub/t-grab', 'ce-4', revision='ce-4-v1.0.0')\n"
               "rows = {s: dd[s].with_format('numpy')[:] for s in dd}\n"
               "print(json.dumps({s: [r[c].tolist() for c in ('t', 'src', 'dst')] for s, r in rows.items()}))")
     env = {**os.environ, "HF_ENDPOINT": local_hub.url, "HF_HOME": str(tmp_path / "hf"),
@@ -79,6 +83,51 @@ def test_datasets_library_reads_the_published_rows(local_hub: LocalHub, tmp_path
         np.testing.assert_array_equal(np.asarray(t), part.t)
         np.testing.assert_array_equal(np.asarray(src), part.src)
         np.testing.assert_array_equal(np.asarray(dst), part.dst)
+
+
+def test_datasets_library_reads_trajectory_views(tmp_path: Path) -> None:
+    """ChaosNet repos carry the per-split views their card promises: one row per (trajectory, step), exact states."""
+    from tgbhub.publish import parse_target, publish
+
+    name = "chaosnet/mini-k0.5-rho0.1-n8"
+    publish("chaosnet", "1.0.0", parse_target(f"git:{tmp_path / 'hub'}"), datasets=[name],
+            cache_dir=tmp_path / "c")
+    script = ("import datasets, json, sys\n"
+              "dd = datasets.load_dataset('tgbhub/chaosnet', sys.argv[1], revision=sys.argv[1] + '-v1.0.0')\n"
+              # arrow, not numpy: datasets' numpy formatting turns a list of float64 into float32
+              "out = {s: dd[s].with_format('arrow')[:] for s in dd}\n"
+              "print(json.dumps({s: [r.column(c).to_pylist() for c in ('trajectory', 'step', 'state')] "
+              "for s, r in out.items()}))")
+    with start_local_hub(tmp_path / "hub") as hub:
+        env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_DISABLE_TELEMETRY": "1"}
+        done = subprocess.run([sys.executable, "-c", script, name.split("/")[1]], capture_output=True, text=True,
+                              env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    splits = json.loads(done.stdout.strip().splitlines()[-1])
+    ds = tgbhub.load_dataset(name, cache_dir=tmp_path / "c", offline=True)
+    assert list(splits) == list(ds.splits)
+    for split, (trajectory, step, state) in splits.items():
+        lo, hi = ds.splits[split]
+        expected = np.asarray(ds.states[lo:hi])
+        assert trajectory == np.repeat(np.arange(lo, hi), ds.num_steps).tolist()
+        assert step == np.tile(np.arange(ds.num_steps), hi - lo).tolist()
+        np.testing.assert_array_equal(np.asarray(state), expected.reshape(-1, ds.num_nodes))  # bit for bit
+
+
+def test_busy_port_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(HubServerError, match=rf"cannot serve on 127\.0\.0\.1:{port}: .*--port 0"):
+            start_local_hub(tmp_path, port=port)
+
+
+def test_missing_root_is_refused_and_left_alone(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-hub"
+    with pytest.raises(HubServerError, match=rf"{re.escape(str(missing))} does not exist.*--to git:"):
+        start_local_hub(missing)
+    assert not missing.exists()
 
 
 def test_cli_serve_starts_answers_and_stops(hub_root: Path) -> None:

@@ -20,7 +20,8 @@ from tgbhub.errors import PublishError, VersionConflictError, VersionNotFoundErr
 from tgbhub.hashing import git_blob_sha1
 from tgbhub.hub.git import GitTarget
 from tgbhub.hub.hfapi import HfTarget
-from tgbhub.hub.layout import RepoFile, RepoPlan, dataset_card, differences, lfs_pointer, tag_for, version_of
+from tgbhub.hub.layout import (DatasetRelease, RepoFile, RepoPlan, dataset_card, dataset_tag, differences,
+                               lfs_pointer, tag_for, version_of)
 from tgbhub.hub.serve import LocalHub, start_local_hub
 from tgbhub.publish import parse_target, publish
 from tgbhub.registry import Registry
@@ -30,8 +31,22 @@ def _memory(path: str, data: bytes) -> RepoFile:
     return RepoFile(path, hashlib.sha256(data).hexdigest(), len(data), data=data)
 
 
-def _plan(tag: str, files: dict[str, bytes]) -> RepoPlan:
-    return RepoPlan("org/fam", tag, tuple(_memory(p, d) for p, d in sorted(files.items())), f"publish {tag}")
+def _release(registry: Registry, name: str, edges: bytes) -> DatasetRelease:
+    """A dataset version with its real croissant.json and a stand-in edges file (the target never parses it)."""
+    manifest = registry.resolve(tgbhub.registry.parse_reference(name))
+    croissant = registry.path(manifest.name, manifest.version).read_bytes()
+    files = (_memory(f"{manifest.short_name}/croissant.json", croissant),
+             _memory(f"{manifest.short_name}/edges.parquet", edges))
+    return DatasetRelease(manifest, files)
+
+
+def _plan(version: str, *releases: DatasetRelease) -> RepoPlan:
+    return RepoPlan("org/fam", "t-grab", tag_for(version), releases, f"publish {version}")
+
+
+def _tags(repo: Path) -> dict[str, str]:
+    lines = _git(repo, "for-each-ref", "--format=%(refname:strip=2) %(*objectname)", "refs/tags").splitlines()
+    return dict(line.split() for line in lines)
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -40,6 +55,12 @@ def _git(repo: Path, *args: str) -> str:
 
 def test_tags_are_v_semver() -> None:
     assert tag_for("1.2.3") == "v1.2.3"
+    assert dataset_tag("ce-256", "1.0.0") == "ce-256-v1.0.0"
+    # git refuses "~" in a ref; every tag must pass git's own check
+    derived = dataset_tag("ce-64~shuffle-s0", "1.0.0")
+    assert derived == "ce-64+shuffle-s0-v1.0.0"
+    for tag in (derived, dataset_tag("k0.5-rho0.05-n8", "1.1.0")):
+        assert subprocess.run(["git", "check-ref-format", f"refs/tags/{tag}"]).returncode == 0, tag
     assert (version_of("v1.2.3"), version_of("latest"), version_of("v1.2")) == ("1.2.3", None, None)
 
 
@@ -57,7 +78,7 @@ def test_card_lists_every_dataset_and_split(hub_registry: Registry) -> None:
 
 def test_lfs_files_compare_by_content_hash() -> None:
     data = b"\x00parquet bytes"
-    plan = RepoPlan("o/f", "v1.0.0", (_memory("a/edges.parquet", data), _memory("README.md", b"hi")), "m")
+    plan = (_memory("a/edges.parquet", data), _memory("README.md", b"hi"))
     pointer = git_blob_sha1(lfs_pointer(hashlib.sha256(data).hexdigest(), len(data)))
     same = {"a/edges.parquet": (None, pointer), "README.md": (None, git_blob_sha1(b"hi"))}
     assert differences(plan, same) == []
@@ -69,21 +90,53 @@ def test_lfs_files_compare_by_content_hash() -> None:
         "a/edges.parquet", "extra.txt"]
 
 
-def test_git_target_is_idempotent_and_refuses_changed_bytes(tmp_path: Path) -> None:
+def test_git_target_grows_without_moving_tags_and_refuses_changed_bytes(tmp_path: Path,
+                                                                         hub_registry: Registry) -> None:
     target = GitTarget(tmp_path)
-    first = target.publish(_plan("v1.0.0", {"README.md": b"card", "d/edges.parquet": b"rows"}))
-    again = target.publish(_plan("v1.0.0", {"README.md": b"card", "d/edges.parquet": b"rows"}))
-    assert (first.status, again.status, again.commit) == ("published", "unchanged", first.commit)
-    with pytest.raises(VersionConflictError, match=r"org/fam already has v1\.0\.0 .*d/edges\.parquet"):
-        target.publish(_plan("v1.0.0", {"README.md": b"card", "d/edges.parquet": b"other rows"}))
-    second = target.publish(_plan("v1.1.0", {"README.md": b"card 2"}))
+    pdet = _release(hub_registry, "t-grab/pdet-2-1@1.0.0", b"rows")
+    first = target.publish(_plan("1.0.0", pdet))
+    assert [(r.tag, r.status) for r in first] == [("pdet-2-1-v1.0.0", "published"), ("v1.0.0", "published")]
     repo = target.repo_dir("org/fam")
-    assert _git(repo, "ls-tree", "-r", "--name-only", "v1.0.0").split() == ["README.md", "d/edges.parquet"]
-    assert _git(repo, "ls-tree", "-r", "--name-only", "v1.1.0").split() == ["README.md"]
-    assert _git(repo, "rev-parse", "main").strip() == second.commit
+    before = _tags(repo)
+    # a new dataset joins the family: its own tag, the family tag stays, the first dataset's tag stays
+    grown = target.publish(_plan("1.0.0", _release(hub_registry, "t-grab/ce-4@1.0.0", b"ce rows")))
+    assert [(r.tag, r.status) for r in grown] == [("ce-4-v1.0.0", "published"), ("v1.0.0", "kept")]
+    after = _tags(repo)
+    assert {t: after[t] for t in before} == before
+    assert _git(repo, "rev-parse", "main").strip() == after["ce-4-v1.0.0"] != before["v1.0.0"]
+    files = _git(repo, "ls-tree", "-r", "--name-only", "ce-4-v1.0.0").split()
+    assert {"ce-4/edges.parquet", "pdet-2-1/edges.parquet", "pdet-2-1/croissant.json"} <= set(files)
+    card = _git(repo, "show", "ce-4-v1.0.0:README.md")
+    assert "# t-grab (tgbhub)" in card and "2 dataset(s)" in card
+    again = target.publish(_plan("1.0.0", pdet, _release(hub_registry, "t-grab/ce-4@1.0.0", b"ce rows")))
+    assert {r.status for r in again} == {"unchanged", "kept"} and _tags(repo) == after
+    with pytest.raises(VersionConflictError, match=r"t-grab/pdet-2-1@1\.0\.0 \(tag pdet-2-1-v1\.0\.0\).*"
+                                                   r"pdet-2-1/edges\.parquet"):
+        target.publish(_plan("1.0.0", _release(hub_registry, "t-grab/pdet-2-1@1.0.0", b"other rows")))
+    newer = target.publish(_plan("1.1.0", _release(hub_registry, "t-grab/pdet-2-1@1.1.0", b"rows 2")))
+    assert [(r.tag, r.status) for r in newer] == [("pdet-2-1-v1.1.0", "published"), ("v1.1.0", "published")]
+    assert _git(repo, "show", "pdet-2-1-v1.0.0:pdet-2-1/edges.parquet") == _git(repo, "show",
+                                                                              "v1.0.0:pdet-2-1/edges.parquet")
+    assert _git(repo, "ls-tree", "-r", "--name-only", "v1.1.0").count("ce-4/") == 2  # kept on main
     sha = hashlib.sha256(b"rows").hexdigest()
     assert (repo / ".git" / "lfs" / "objects" / sha[:2] / sha[2:4] / sha).read_bytes() == b"rows"
-    assert _git(repo, "show", "v1.0.0:d/edges.parquet").startswith("version https://git-lfs.github.com/spec/v1")
+    assert _git(repo, "show", "v1.0.0:pdet-2-1/edges.parquet").startswith("version https://git-lfs.github.com/spec/v1")
+
+
+def test_legacy_family_tag_gets_dataset_tags_on_republish(tmp_path: Path, hub_registry: Registry) -> None:
+    """A hub written before dataset tags existed (only v1.0.0): republishing tags each dataset at that commit."""
+    target = GitTarget(tmp_path)
+    pdet = _release(hub_registry, "t-grab/pdet-2-1@1.0.0", b"rows")
+    target.publish(_plan("1.0.0", pdet))
+    repo = target.repo_dir("org/fam")
+    _git(repo, "tag", "-d", "pdet-2-1-v1.0.0")
+    results = target.publish(_plan("1.0.0", pdet))
+    assert [(r.tag, r.status) for r in results] == [("pdet-2-1-v1.0.0", "published"), ("v1.0.0", "kept")]
+    tags = _tags(repo)
+    assert tags["pdet-2-1-v1.0.0"] == tags["v1.0.0"]
+    _git(repo, "tag", "-d", "pdet-2-1-v1.0.0")
+    with pytest.raises(VersionConflictError, match="pdet-2-1/edges.parquet"):
+        target.publish(_plan("1.0.0", _release(hub_registry, "t-grab/pdet-2-1@1.0.0", b"changed")))
 
 
 def test_publish_writes_a_loadable_family_repo(hub_root: Path, hub_registry: Registry) -> None:
@@ -92,13 +145,17 @@ def test_publish_writes_a_loadable_family_repo(hub_root: Path, hub_registry: Reg
     assert {".gitattributes", "README.md", "ce-4/croissant.json", "ce-4/edges.parquet",
             "ce-4/test_inductive-00000-of-00001.parquet"} <= set(files)
     assert _git(repo, "show", "v1.0.0:ce-4/croissant.json") == hub_registry.path("t-grab/ce-4", "1.0.0").read_text()
-    newer = _git(repo, "ls-tree", "-r", "--name-only", "v1.1.0").split()
-    assert {f.split("/")[0] for f in newer if "/" in f} == {"pdet-2-1"}  # a version holds what was published
+    tags = _tags(repo)
+    assert tags["ce-4-v1.0.0"] == tags["pdet-2-1-v1.0.0"] == tags["v1.0.0"] != tags["pdet-2-1-v1.1.0"]
+    assert _git(repo, "show", "pdet-2-1-v1.1.0:pdet-2-1/croissant.json") == hub_registry.path(
+        "t-grab/pdet-2-1", "1.1.0").read_text()
+    # main keeps every dataset: the newer pdet-2-1 replaced only its own folder
+    assert _git(repo, "show", "main:ce-4/croissant.json") == hub_registry.path("t-grab/ce-4", "1.0.0").read_text()
 
 
 def test_republishing_is_a_no_op(hub_root: Path, hub_registry: Registry, tmp_path: Path) -> None:
     results = publish("t-grab", "1.0.0", parse_target(f"git:{hub_root}"), cache_dir=tmp_path, registry=hub_registry)
-    assert [r.status for r in results] == ["unchanged"]
+    assert [r.status for r in results] == ["unchanged", "unchanged", "unchanged", "kept"]
 
 
 def test_publish_refuses_local_bytes_that_differ_from_the_manifest(hub_registry: Registry, tmp_path: Path) -> None:
@@ -142,7 +199,9 @@ def test_cli_publish_to_git(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(args) == 0
     assert main(args) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("published: tgbhub/t-grab v1.0.0") and out[1].startswith("unchanged: tgbhub/t-grab")
+    assert [line.split()[:3] for line in out] == [
+        ["published:", "tgbhub/t-grab", "pdet-2-1-v1.0.0"], ["published:", "tgbhub/t-grab", "v1.0.0"],
+        ["unchanged:", "tgbhub/t-grab", "pdet-2-1-v1.0.0"], ["kept:", "tgbhub/t-grab", "v1.0.0"]]
     assert main(["publish", "t-grab", "--version", "1.0.0", "--to", "nowhere"]) == 2
 
 
@@ -155,27 +214,69 @@ def writable_hub(tmp_path: Path) -> Iterator[tuple[FakeHubWrites, LocalHub]]:
         yield fake, hub
 
 
-def test_hf_target_publishes_one_commit_and_a_tag(writable_hub: tuple[FakeHubWrites, LocalHub],
-                                                  hub_registry: Registry, use_registry: Registry,
-                                                  tmp_path: Path) -> None:
+def _hub_tags(url: str) -> dict[str, str]:
+    from huggingface_hub import HfApi
+
+    refs = HfApi(endpoint=url).list_repo_refs("tgbhub/t-grab", repo_type="dataset")
+    return {ref.name: ref.target_commit for ref in refs.tags}
+
+
+def _loads_from_hub(name: str, hub: LocalHub, tmp_path: Path) -> None:
+    ds = tgbhub.load_dataset(name, cache_dir=tmp_path / "load", hub_endpoint=hub.url)
+    built = tgbhub.load_dataset(name, cache_dir=tmp_path / "build", sources="build")
+    assert (ds.source, ds.version) == ("hub", built.version)
+    np.testing.assert_array_equal(np.asarray(ds.dst), np.asarray(built.dst))
+
+
+def test_a_served_git_hub_grows_one_dataset_at_a_time(hub_registry: Registry, use_registry: Registry,
+                                                     tmp_path: Path) -> None:
+    target = parse_target(f"git:{tmp_path / 'hub'}")
+    publish("t-grab", "1.0.0", target, datasets=["pdet-2-1"], cache_dir=tmp_path / "c", registry=hub_registry)
+    with start_local_hub(tmp_path / "hub") as hub:
+        before = _hub_tags(hub.url)
+        grown = publish("t-grab", "1.0.0", target, datasets=["ce-4"], cache_dir=tmp_path / "c",
+                        registry=hub_registry)
+        assert [(r.tag, r.status) for r in grown] == [("ce-4-v1.0.0", "published"), ("v1.0.0", "kept")]
+        after = _hub_tags(hub.url)
+        assert {tag: after[tag] for tag in before} == before and set(after) - set(before) == {"ce-4-v1.0.0"}
+        _loads_from_hub("t-grab/pdet-2-1@1.0.0", hub, tmp_path)
+        _loads_from_hub("t-grab/ce-4@1.0.0", hub, tmp_path)
+
+
+# --- --to hf, through the write-API test double ----------------------------------------------------------------
+
+@pytest.fixture
+def writable_hub(tmp_path: Path) -> Iterator[tuple[FakeHubWrites, LocalHub]]:
+    """The Hub-API write double in front of a real local Hub (olah) over a fresh root."""
+    (tmp_path / "hf-root").mkdir()
+    with start_local_hub(tmp_path / "hf-root") as hub, serving(FakeHubWrites(tmp_path / "hf-root", hub.url)) as fake:
+        yield fake, hub
+
+
+def test_hf_target_grows_with_one_commit_and_tags_per_publish(writable_hub: tuple[FakeHubWrites, LocalHub],
+                                                              hub_registry: Registry, use_registry: Registry,
+                                                              tmp_path: Path) -> None:
     fake, hub = writable_hub
     target = HfTarget(fake.url, token="hf_test_token")
-    [result] = publish("t-grab", "1.0.0", target, datasets=["pdet-2-1", "ce-4"], cache_dir=tmp_path / "c",
-                       registry=hub_registry)
-    assert result.status == "published"
+    first = publish("t-grab", "1.0.0", target, datasets=["pdet-2-1"], cache_dir=tmp_path / "c",
+                    registry=hub_registry)
+    assert [(r.tag, r.status) for r in first] == [("pdet-2-1-v1.0.0", "published"), ("v1.0.0", "published")]
     writes = [c for c in fake.calls if c.startswith("POST")]
     assert writes[0] == "POST /api/repos/create"
     assert sum(c.endswith("/commit/main") for c in writes) == 1  # one atomic commit
-    assert writes[-1] == f"POST /api/datasets/tgbhub/t-grab/tag/{result.commit}"
-    ds = tgbhub.load_dataset("t-grab/ce-4@1.0.0", cache_dir=tmp_path / "load", hub_endpoint=hub.url)
-    built = tgbhub.load_dataset("t-grab/ce-4@1.0.0", cache_dir=tmp_path / "build", sources="build")
-    assert ds.source == "hub"
-    np.testing.assert_array_equal(np.asarray(ds.dst), np.asarray(built.dst))
+    assert writes[-2:] == [f"POST /api/datasets/tgbhub/t-grab/tag/{first[0].commit}"] * 2
+    before = _hub_tags(hub.url)
+    fake.calls.clear()
+    grown = publish("t-grab", "1.0.0", target, datasets=["ce-4"], cache_dir=tmp_path / "c", registry=hub_registry)
+    assert [(r.tag, r.status) for r in grown] == [("ce-4-v1.0.0", "published"), ("v1.0.0", "kept")]
+    assert sum(c.endswith("/commit/main") for c in fake.calls) == 1
+    after = _hub_tags(hub.url)
+    assert {tag: after[tag] for tag in before} == before and after["ce-4-v1.0.0"] != before["v1.0.0"]
+    _loads_from_hub("t-grab/ce-4@1.0.0", hub, tmp_path)
+    _loads_from_hub("t-grab/pdet-2-1@1.0.0", hub, tmp_path)
     again = publish("t-grab", "1.0.0", target, datasets=["pdet-2-1", "ce-4"], cache_dir=tmp_path / "c",
                     registry=hub_registry)
-    assert again[0].status == "unchanged"
-    with pytest.raises(VersionConflictError, match="ce-4/"):
-        publish("t-grab", "1.0.0", target, datasets=["pdet-2-1"], cache_dir=tmp_path / "c", registry=hub_registry)
+    assert [r.status for r in again] == ["unchanged", "unchanged", "kept"] and _hub_tags(hub.url) == after
     newer = publish("t-grab", "1.1.0", target, cache_dir=tmp_path / "c", registry=hub_registry)
     assert newer[0].status == "published"
     pinned = tgbhub.load_dataset("t-grab/pdet-2-1@1.1.0", cache_dir=tmp_path / "load", hub_endpoint=hub.url)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -13,10 +14,10 @@ from tgbhub import api
 from tgbhub.baselines import run_baseline
 from tgbhub.baselines.trajectory import RolloutSubmission, rollout
 from tgbhub.cli import main
-from tgbhub.errors import ScoreError, SubmissionError
+from tgbhub.errors import ScoreError, SubmissionError, SubmissionScaleWarning
 from tgbhub.evaluate.benchmark import (fractional_wins, mcnemar_exact, pairwise, robustness_counts,
                                        wilcoxon_signed_rank)
-from tgbhub.evaluate.rollout import nrmse_curve, valid_prediction_time
+from tgbhub.evaluate.rollout import looks_raw, nrmse_curve, valid_prediction_time
 from tgbhub.evaluate.submission import write_submission
 
 MINI = "chaosnet/mini-k0.5-rho0.1-n8"
@@ -192,3 +193,107 @@ def test_wilcoxon_agrees_with_scipys_defaults() -> None:
         assert wilcoxon_signed_rank(a, b) == pytest.approx(stats.wilcoxon(a, b).pvalue, rel=1e-9, abs=1e-12)
     with pytest.raises(ScoreError):
         wilcoxon_signed_rank([1.0, 2.0], [1.0])
+
+
+# ------------------------------------------------------------------------------------------- NaN, units, validity
+
+def test_a_diverged_rollout_names_its_trajectory_and_step(mini) -> None:
+    rollouts = mini.trajectories("test")[:, 48:].copy()
+    rollouts[1, 30:, 5] = np.inf                                      # IC 5 diverges at t = 48 + 30
+    rollouts[1, 40:, :] = np.nan
+    submission = _submission(mini, rollouts)
+    with pytest.raises(SubmissionError) as info:
+        mini.evaluator.evaluate(submission, split="test")
+    error = info.value
+    assert error.column == "values" and "ic=5 first holds NaN/inf at t=78" in str(error)
+    assert "1 of 2 ICs" in str(error) and submission["t"][error.row] == 78 and submission["ic"][error.row] == 5
+    assert "nan_to_num" not in str(error) and "no sensible fill value" in error.fix and "clip" in error.fix
+
+
+def test_raw_units_warn_naming_the_scales_and_the_fix(mini) -> None:
+    raw = mini.scaler.inverse(mini.trajectories("test")[:, 48:]).astype(np.float32)
+    with pytest.warns(SubmissionScaleWarning, match=r"raw \(un-normalised\) units") as caught:
+        graded = mini.evaluator.evaluate(_submission(mini, raw), split="test")
+    message = str(caught[0].message)
+    assert "expected about 0 and 1" in message and "ds.scaler.transform" in message
+    assert f"mean {np.mean(mini.scaler.mean):.3g}" in message and graded["warnings"] == [message]
+    assert graded["metrics"]["vpt"] == 0                               # what the warning is there to explain
+    assert looks_raw(raw, mini.scaler.mean, mini.scaler.std).mean() >= 0.9
+    assert not looks_raw(mini.trajectories("test")[:, 48:], mini.scaler.mean, mini.scaler.std).any()
+
+
+@pytest.mark.parametrize("name", [MINI, FULL_N8])
+def test_the_reference_predictors_never_look_raw(name: str, mini, shared_cache: Path) -> None:
+    ds = mini if name == MINI else tgbhub.load_dataset(name, cache_dir=shared_cache, offline=True)
+    for model in ("zero", "persistence", "linear"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SubmissionScaleWarning)
+            graded = ds.evaluator.evaluate(run_baseline(model, ds, ds.task, "test"), split="test")
+        assert "warnings" not in graded, (model, graded.get("warnings"))
+
+
+def test_validity_screen_on_files_with_and_without_teacher_forced_forecasts(mini, tmp_path: Path) -> None:
+    submission = run_baseline("linear", mini, mini.task, "test")
+    write_submission(submission, tmp_path / "rollouts.parquet")
+    alone = mini.evaluator.evaluate(tmp_path / "rollouts.parquet", split="test")
+    assert alone["validity_screen"]["applied"] is False and "teacher_forced" in alone["validity_screen"]["reason"]
+    assert "valid" not in alone["metrics"]
+    windows = mini.windows("test")
+    forecasts = submission.forecasts(windows[np.arange(len(windows))][0])
+    keys = mini.evaluator.teacher_forced_keys("test")
+    order = np.arange(len(windows))[::-1]                              # rows in any order
+    write_submission({"window": keys["window"][order], "values": forecasts.reshape(len(windows), -1)[order]},
+                     tmp_path / "teacher-forced.parquet")
+    both = mini.evaluator.evaluate(tmp_path / "rollouts.parquet", split="test",
+                                   teacher_forced=tmp_path / "teacher-forced.parquet")
+    in_memory = mini.evaluator.evaluate(submission, split="test")
+    assert both["metrics"]["test_mse"] == pytest.approx(in_memory["metrics"]["test_mse"], rel=1e-12)
+    assert both["metrics"]["valid"] == 1.0 and both["validity_screen"] == {
+        "applied": True, "metric": "test_mse", "threshold": 0.95, "value": both["metrics"]["test_mse"],
+        "valid": True, "scope": in_memory["validity_screen"]["scope"]}
+    with pytest.raises(SubmissionError, match="given twice"):
+        mini.evaluator.evaluate(submission, split="test", teacher_forced=tmp_path / "teacher-forced.parquet")
+
+
+def test_cli_applies_the_validity_screen_with_a_teacher_forced_file(mini, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    submission = run_baseline("linear", mini, mini.task, "test")
+    write_submission(submission, tmp_path / "rollouts.parquet")
+    windows = mini.windows("test")
+    forecasts = submission.forecasts(windows[np.arange(len(windows))][0])
+    write_submission({"window": mini.evaluator.teacher_forced_keys("test")["window"],
+                      "values": forecasts.reshape(len(windows), -1)}, tmp_path / "teacher-forced.parquet")
+    assert main(["evaluate", MINI, str(tmp_path / "rollouts.parquet")]) == 0
+    assert "validity: not applied: no teacher-forced forecasts" in capsys.readouterr().out
+    assert main(["evaluate", MINI, str(tmp_path / "rollouts.parquet"), "--teacher-forced",
+                 str(tmp_path / "teacher-forced.parquet")]) == 0
+    out = capsys.readouterr().out
+    assert "test_mse:" in out and "validity: test_mse" in out and "vs threshold 0.95: valid" in out
+    assert main(["evaluate", "t-grab/pdet-2-1", str(tmp_path / "rollouts.parquet"), "--task", "snapshot-f1",
+                 "--teacher-forced", str(tmp_path / "teacher-forced.parquet")]) == 2
+    assert "--teacher-forced applies to rollout-forecasting tasks only" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mutate, column, words", [
+    (lambda f: f.pop("window"), "window", "missing"),
+    (lambda f: f.update(values=f["values"][:, :-1]), "values", r"expected 192 \(horizon 12 x 2N 16\)"),
+    (lambda f: f.update(window=f["window"][1:], values=f["values"][1:]), "window", "lacks 1 of the"),
+])
+def test_malformed_teacher_forced_files_are_refused(mini, mutate, column: str, words: str) -> None:
+    rollouts = _submission(mini, mini.trajectories("test")[:, 48:])
+    count = len(mini.evaluator.teacher_forced_keys("test")["window"])
+    forecasts = {"window": np.arange(count), "values": np.zeros((count, 12 * 16), dtype=np.float32)}
+    mutate(forecasts)
+    with pytest.raises(SubmissionError, match=words) as info:
+        mini.evaluator.evaluate(rollouts, split="test", teacher_forced=forecasts)
+    assert info.value.column == column
+
+
+def test_non_finite_teacher_forced_forecasts_name_the_window_and_step(mini) -> None:
+    rollouts = _submission(mini, mini.trajectories("test")[:, 48:])
+    count = len(mini.evaluator.teacher_forced_keys("test")["window"])
+    values = np.zeros((count, 12, 16), dtype=np.float32)
+    values[3000, 7, 3] = np.nan
+    with pytest.raises(ScoreError, match="window 3000 holds NaN or inf at step 7"):
+        mini.evaluator.evaluate(rollouts, split="test",
+                                teacher_forced={"window": np.arange(count), "values": values.reshape(count, -1)})

@@ -101,9 +101,45 @@ def test_hub_stopped_mid_session_falls_back(use_registry: Registry, hub_root: Pa
 
 
 def test_dataset_missing_from_the_hub_falls_back_with_a_named_reason(local_hub: LocalHub, tmp_path: Path) -> None:
-    with pytest.warns(SourceWarning, match=r"tgbhub/t-grab@v1\.0\.0/pdet-8-1/edges\.parquet"):
+    with pytest.warns(SourceWarning, match=r"tgbhub/t-grab/pdet-8-1/edges\.parquet at tag pdet-8-1-v1\.0\.0 or "
+                                           r"v1\.0\.0") as caught:
         ds = tgbhub.load_dataset("t-grab/pdet-8-1", cache_dir=tmp_path, hub_endpoint=local_hub.url)
     assert ds.source == "build"
+    # the advice is a command that works on a hub whose v1.0.0 already exists: it adds just this dataset
+    advice = next(str(w.message) for w in caught if "pdet-8-1" in str(w.message))
+    assert "`tgbhub publish t-grab --version 1.0.0 --datasets pdet-8-1 --to hf --endpoint" in advice
+
+
+def test_advised_publish_adds_the_missing_dataset(hub_registry: Registry, use_registry: Registry,
+                                                  tmp_path: Path) -> None:
+    root = tmp_path / "hub"
+    publish("t-grab", "1.0.0", parse_target(f"git:{root}"), datasets=["pdet-2-1", "ce-4"],
+            cache_dir=tmp_path / "c", registry=hub_registry)
+    with start_local_hub(root) as hub:
+        with pytest.warns(SourceWarning, match="--datasets pdet-4-1"):
+            assert tgbhub.load_dataset("t-grab/pdet-4-1", cache_dir=tmp_path / "a", hub_endpoint=hub.url,
+                                       sources="hub,build").source == "build"
+        # what the warning advises, with the git: target this hub serves
+        publish("t-grab", "1.0.0", parse_target(f"git:{root}"), datasets=["pdet-4-1"], cache_dir=tmp_path / "c",
+                registry=hub_registry)
+        ds = tgbhub.load_dataset("t-grab/pdet-4-1", cache_dir=tmp_path / "b", hub_endpoint=hub.url)
+    assert ds.source == "hub"
+    _assert_same_rows(ds, "t-grab/pdet-4-1", tmp_path)
+
+
+def test_hub_with_only_family_tags_still_serves(hub_registry: Registry, use_registry: Registry,
+                                                tmp_path: Path) -> None:
+    """Hubs published before dataset tags existed carry only v<version>: the client falls back to it."""
+    root = tmp_path / "hub"
+    publish("t-grab", "1.0.0", parse_target(f"git:{root}"), datasets=["ce-4"], cache_dir=tmp_path / "c",
+            registry=hub_registry)
+    subprocess.run(["git", "-C", str(root / "datasets" / "tgbhub" / "t-grab"), "tag", "-d", "ce-4-v1.0.0"],
+                   check=True, capture_output=True)
+    with start_local_hub(root) as hub, warnings.catch_warnings():
+        warnings.simplefilter("error", SourceWarning)
+        ds = tgbhub.load_dataset("t-grab/ce-4", cache_dir=tmp_path / "load", hub_endpoint=hub.url)
+    assert ds.source == "hub"
+    _assert_same_rows(ds, "t-grab/ce-4", tmp_path)
 
 
 def test_source_order_is_configurable(use_registry: Registry, local_hub: LocalHub, tmp_path: Path,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -117,3 +118,53 @@ def test_cli_evaluate_reports_errors_without_a_score(ds, snapshot_submission, tm
     assert main(["--cache-dir", str(shared_cache), "evaluate", "t-grab/ce-4", str(bad), "--json"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "column 'score', row 0" in captured.err and "nan_to_num" in captured.err
+
+
+# ------------------------------------------------------------------------------------------- pandas-written files
+
+def _frame(submission: dict) -> Any:
+    pd = pytest.importorskip("pandas")
+    return pd.DataFrame({k: np.asarray(v) for k, v in submission.items()})
+
+
+def test_an_unnamed_pandas_index_is_ignored(ds, snapshot_submission, tmp_path: Path) -> None:
+    frame = _frame(snapshot_submission).sample(frac=1.0, random_state=0)  # shuffled: the index is no longer a range
+    path = tmp_path / "pandas-default.parquet"
+    frame.to_parquet(path)                                                 # pandas' default keeps the index
+    assert "__index_level_0__" in pq.read_schema(path).names               # else this test would prove nothing
+    assert ds.evaluator.evaluate(path)["metrics"] == ds.evaluator.evaluate(snapshot_submission)["metrics"]
+    assert task_for_columns(ds.manifest.tasks, pq.read_schema(path).names)["name"] == "snapshot-f1"
+    bare = pq.read_table(path).replace_schema_metadata(None)               # metadata lost: the name still tells
+    assert ds.evaluator.evaluate(bare)["metrics"] == {"f1": 0.0}
+
+
+def test_a_named_pandas_index_is_refused_naming_index_false(ds, snapshot_submission, tmp_path: Path) -> None:
+    frame = _frame(snapshot_submission).sample(frac=1.0, random_state=0).rename_axis("row")
+    path = tmp_path / "named-index.parquet"
+    frame.to_parquet(path)
+    with pytest.raises(SubmissionError) as info:
+        ds.evaluator.evaluate(path)
+    assert info.value.column == "row" and "DataFrame's index" in str(info.value)
+    assert "index=False" in info.value.fix and str(info.value).endswith(info.value.fix)
+
+
+def test_a_key_left_in_the_index_is_named_in_the_missing_column_error(ds, ranking_submission, tmp_path: Path) -> None:
+    n = len(ranking_submission["query"])
+    frame = _frame({"pos_score": ranking_submission["pos_score"]})
+    frame["neg_scores"] = list(ranking_submission["neg_scores"])
+    frame.index = np.arange(n)[::-1]                                       # the query ids, only as the index
+    path = tmp_path / "query-in-index.parquet"
+    frame.to_parquet(path)
+    with pytest.raises(SubmissionError, match=r"reset_index\(names='query'\)") as info:
+        ds.get_evaluator("ranking").evaluate(path)
+    assert info.value.column == "query" and "is missing" in str(info.value)
+
+
+def test_nan_advice_is_the_tasks_own(ds, snapshot_submission, ranking_submission) -> None:
+    with pytest.raises(SubmissionError) as snapshot:
+        ds.evaluator.evaluate({**snapshot_submission, "score": _with(snapshot_submission["score"], 3, np.nan)})
+    assert "nan=0.0" in snapshot.value.fix and "threshold 0.5" in snapshot.value.fix  # below threshold: no edge
+    with pytest.raises(SubmissionError) as ranking:
+        ds.get_evaluator("ranking").evaluate({**ranking_submission,
+                                              "pos_score": _with(ranking_submission["pos_score"], 2, np.nan)})
+    assert "nan=-1e9" in ranking.value.fix and ranking.value.row == 2

@@ -211,6 +211,16 @@ def _print_result(result: dict[str, Any], as_json: bool) -> None:
             print(f"{key:>10}: {result[key]}")
     for key, value in result["metrics"].items():
         print(f"{key:>10}: {value:.6f}")
+    skipped = result.get("skipped_snapshots")
+    if skipped:
+        print(f"{'skipped':>10}: snapshots {skipped['first']}..{skipped['last']} ({skipped['count']}): "
+              f"{skipped['reason']}")
+    screen = result.get("validity_screen")
+    if screen:
+        verdict = (f"{screen['metric']} {screen['value']:.6f} vs threshold {screen['threshold']}: "
+                   f"{'valid' if screen['valid'] else 'NOT valid'}" if screen.get("applied")
+                   else f"not applied: {screen.get('reason')}")
+        print(f"{'validity':>10}: {verdict}")
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -227,7 +237,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             names = []
         match = task_for_columns(dataset.manifest.tasks, names)
         task = match.get("name") if match is not None else None
-    result = api.get_evaluator(dataset, task).evaluate(args.file, split=args.split, detail=args.detail)
+    evaluator = api.get_evaluator(dataset, task)
+    extra: dict[str, Any] = {}
+    if args.teacher_forced:
+        if not hasattr(evaluator, "teacher_forced_keys"):
+            raise TgbhubError(f"--teacher-forced applies to rollout-forecasting tasks only; task "
+                              f"{evaluator.task.get('name')!r} is of type {evaluator.task.get('type')!r}: drop the flag")
+        extra["teacher_forced"] = args.teacher_forced
+    result = evaluator.evaluate(args.file, split=args.split, detail=args.detail, **extra)
     _print_result(result, args.json)
     return 0
 
@@ -245,7 +262,9 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         write_submission(submission, args.out)
     graded = api.get_evaluator(dataset, task.get("name")).evaluate(submission, split=split)
     result = {"dataset": graded["dataset"], "version": graded["version"], "split": split, "model": args.model,
-              "task": graded["task"], "digest": graded["digest"], "metrics": graded["metrics"]}
+              "task": graded["task"], "digest": graded["digest"], "metrics": graded["metrics"],
+              **{k: graded[k] for k in ("description", "skipped_snapshots", "validity_screen", "warnings")
+                 if k in graded}}
     _print_result(result, args.json)
     return 0
 
@@ -258,6 +277,9 @@ def _add_grading_commands(commands: Any) -> None:
     evaluate.add_argument("--task", help="task name (default: the task whose columns the file has, else the "
                           "dataset's default task)")
     evaluate.add_argument("--detail", action="store_true", help="add per-snapshot or per-query detail")
+    evaluate.add_argument("--teacher-forced", metavar="FILE",
+                          help="rollout forecasting only: Parquet file of teacher-forced window forecasts (columns "
+                          "window, values); adds the test MSE and applies the validity screen")
     evaluate.add_argument("--json", action="store_true")
     evaluate.set_defaults(run=cmd_evaluate)
     baseline = commands.add_parser("baseline", help="run a heuristic baseline and grade it")
@@ -297,7 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
     build.set_defaults(run=cmd_build)
     publish = commands.add_parser("publish", help="publish one version of a family to a hub or mirror")
     publish.add_argument("family", help="e.g. t-grab")
-    publish.add_argument("--version", required=True, help="the version to publish, e.g. 1.0.0 (tag v1.0.0)")
+    publish.add_argument("--version", required=True,
+                         help="the version to publish, e.g. 1.0.0 (tags v1.0.0 and NAME-v1.0.0 per dataset)")
     publish.add_argument("--to", required=True, metavar="TARGET",
                          help="hf (Hugging Face Hub API), git:ROOT (repos for `tgbhub hub serve ROOT`) or mirror:DIR")
     publish.add_argument("--datasets", help="comma-separated subset, e.g. ce-64,ce-256 (default: the whole family)")

@@ -128,3 +128,11 @@ class MissingExtraError(TgbhubError, ModuleNotFoundError):
         self.extra = extra
         super().__init__(f"{needed_for} needs {package}, which is not installed: pip install 'tgbhub[{extra}]'",
                          name=package)
+
+
+class SubmissionWarning(UserWarning):
+    """A submission was graded, but something in it looks like a mistake the score alone would not reveal."""
+
+
+class SubmissionScaleWarning(SubmissionWarning):
+    """Submitted values sit at the scale of the raw data, not of the normalised targets the task grades against."""

@@ -1,8 +1,9 @@
 """``tgbhub publish``: put one version of a family on a hub, from verified local files.
 
 Steps: select the family's manifests at the version -> make sure each dataset is in the verified cache (building it
-if needed) and that its bytes are exactly the published sha256 -> lay the family repo out (artifacts, croissant.json,
-per-split views, card) -> hand the plan to the target, which commits and tags it or finds it already there.
+if needed) and that its bytes are exactly the published sha256 -> lay each dataset's folder out (artifacts,
+croissant.json, per-split views) -> hand the plan to the target, which adds the datasets that are new (one commit,
+one tag per dataset version, the card regenerated), leaves identical ones alone and refuses changed ones.
 
 Targets: ``hf`` (the Hugging Face Hub API), ``git:ROOT`` (git repos a local Hub server serves), ``mirror:DIR`` (a
 static folder for any web server).
@@ -27,8 +28,9 @@ from tgbhub.errors import PublishError, VersionNotFoundError
 from tgbhub.hashing import file_sha256
 from tgbhub.hub.git import GitTarget
 from tgbhub.hub.hfapi import HfTarget
-from tgbhub.hub.layout import (CARD, CROISSANT, GITATTRIBUTES, Published, RepoFile, RepoPlan, dataset_card,
-                               file_path, gitattributes, repo_id, split_view_path, split_views, tag_for)
+from tgbhub.columns import import_h5py
+from tgbhub.hub.layout import (CROISSANT, DatasetRelease, Published, RepoFile, RepoPlan, file_path, repo_id,
+                               split_view_path, split_views, tag_for)
 from tgbhub.hub.mirror import MirrorTarget
 from tgbhub.manifest import Manifest
 from tgbhub.progress import track
@@ -71,12 +73,15 @@ def publish(family: str, version: str, target: Target, *, datasets: Sequence[str
             registry: Registry | None = None) -> list[Published]:
     """Publish ``family`` at ``version`` (every dataset of it, or only ``datasets``) to ``target``.
 
-    The repo is ``repo``, else ``<$TGBHUB_HUB_ORG or tgbhub>/<family>``. Republishing identical content is a no-op.
+    The repo is ``repo``, else ``<$TGBHUB_HUB_ORG or tgbhub>/<family>``. Hub targets (``hf``, ``git:``) give each
+    dataset version its own immutable tag ``<name>-v<version>`` and keep every other dataset of the repo as it is, so
+    a dataset can join a family whose ``v<version>`` tag already exists (that tag is never moved). Republishing
+    identical content is a no-op. Returns one result per dataset tag, then one for the family tag.
 
     Raises:
         DatasetNotFoundError, VersionNotFoundError: if a dataset or the version is missing.
         PublishError: if local bytes differ from the manifests' sha256, or the target refuses.
-        VersionConflictError: if the version is already published with different content.
+        VersionConflictError: if a dataset version is already published with different content.
     """
     catalogue = registry or api.registry()
     manifests = select(catalogue, family, version, datasets)
@@ -86,7 +91,7 @@ def publish(family: str, version: str, target: Target, *, datasets: Sequence[str
         return [target.publish(r.manifest, r.entry.files, r.croissant) for r in releases]
     with tempfile.TemporaryDirectory(prefix="tgbhub-views-") as views:
         plan = repo_plan(repo or repo_id(family, config.hub_org()), version, releases, Path(views))
-        return [target.publish(plan)]
+        return target.publish(plan)
 
 
 def select(catalogue: Registry, family: str, version: str, datasets: Sequence[str] | None) -> list[Manifest]:
@@ -118,20 +123,18 @@ def _release(catalogue: Registry, manifest: Manifest, root: Path) -> Release:
 
 
 def repo_plan(repo: str, version: str, releases: Sequence[Release], views: Path) -> RepoPlan:
-    """The family repo's tree for one version: artifacts, croissant.json, split views, card, .gitattributes."""
-    files: list[RepoFile] = []
+    """Each dataset's folder (artifacts, croissant.json, split views) and the family tag, for a Hub target."""
+    datasets = []
     for release in releases:
         manifest = release.manifest
-        files += [RepoFile(file_path(manifest, f.name), f.sha256, f.size, local=release.entry.files[f.name])
-                  for f in manifest.files]
+        files = [RepoFile(file_path(manifest, f.name), f.sha256, f.size, local=release.entry.files[f.name])
+                 for f in manifest.files]
         files.append(_in_memory(file_path(manifest, CROISSANT), release.croissant))
         files += _split_view_files(release, views)
+        datasets.append(DatasetRelease(manifest, tuple(sorted(files, key=lambda f: f.path))))
     family = releases[0].manifest.family
-    files.append(_in_memory(CARD, dataset_card(family, [r.manifest for r in releases], repo)))
-    files.append(_in_memory(GITATTRIBUTES, gitattributes()))
     names = ", ".join(r.manifest.short_name for r in releases)
-    return RepoPlan(repo, tag_for(version), tuple(sorted(files, key=lambda f: f.path)),
-                    f"tgbhub publish {family} {version}: {names}")
+    return RepoPlan(repo, family, tag_for(version), tuple(datasets), f"tgbhub publish {family} {version}: {names}")
 
 
 def _in_memory(path: str, data: bytes) -> RepoFile:
@@ -139,20 +142,60 @@ def _in_memory(path: str, data: bytes) -> RepoFile:
 
 
 def _split_view_files(release: Release, views: Path) -> list[RepoFile]:
-    """One Parquet file per split for the ``datasets`` library, cut from the verified edge columns."""
+    """One Parquet file per split for the ``datasets`` library, cut from the verified artifacts."""
     manifest = release.manifest
     ranges = split_views(manifest)
     if not ranges:
         return []
-    columns = {name: np.load(path, mmap_mode="r") for name, path in
-               release.entry.columns[manifest.graph["edges_file"]].items()}
+    folder = views / manifest.short_name
+    folder.mkdir(parents=True, exist_ok=True)
+    write = _VIEW_WRITERS[str(manifest.graph["kind"])]
     files = []
     for split, (lo, hi) in ranges.items():
-        first, last = np.searchsorted(columns["t"], [lo, hi])
-        table = pa.table({name: np.ascontiguousarray(values[first:last]) for name, values in columns.items()})
-        local = views / manifest.short_name / f"{split}.parquet"
-        local.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table, local, compression="zstd", row_group_size=1 << 20)
+        local = folder / f"{split}.parquet"
+        write(release, lo, hi, local)
         files.append(RepoFile(split_view_path(manifest, split), file_sha256(local), local.stat().st_size,
                               local=local))
     return files
+
+
+def _edge_view(release: Release, lo: int, hi: int, target: Path) -> None:
+    """The edge rows whose snapshot lies in ``[lo, hi)``, every edge column as stored."""
+    columns = {name: np.load(path, mmap_mode="r") for name, path in
+               release.entry.columns[release.manifest.graph["edges_file"]].items()}
+    first, last = np.searchsorted(columns["t"], [lo, hi])
+    table = pa.table({name: np.ascontiguousarray(values[first:last]) for name, values in columns.items()})
+    pq.write_table(table, target, compression="zstd", row_group_size=_ROW_GROUP)
+
+
+def _trajectory_view(release: Release, lo: int, hi: int, target: Path) -> None:
+    """Initial conditions ``[lo, hi)`` as rows ``trajectory, step, state`` (the float64 state vector, exact).
+
+    Written one row group per batch of trajectories of at most ``_VIEW_BYTES``, so a 512 MB instance is never read
+    into memory whole.
+    """
+    graph = release.manifest.graph
+    h5py = import_h5py("publishing trajectory datasets")
+    width = int(graph["num_nodes"])
+    steps = int(graph["num_snapshots"])
+    schema = pa.schema([("trajectory", pa.int32()), ("step", pa.int32()),
+                        ("state", pa.list_(pa.float64(), width))])
+    batch = max(1, _VIEW_BYTES // (steps * width * 8))
+    path = release.entry.files[graph["trajectories_file"]]
+    with h5py.File(path, "r") as handle, pq.ParquetWriter(target, schema, compression="zstd") as writer:
+        states = handle[graph["state_array"]]
+        for start in range(lo, hi, batch):
+            stop = min(start + batch, hi)
+            block = np.ascontiguousarray(states[start:stop], dtype=np.float64).reshape(-1)
+            count = (stop - start) * steps
+            writer.write_table(pa.table({
+                "trajectory": np.repeat(np.arange(start, stop, dtype=np.int32), steps),
+                "step": np.tile(np.arange(steps, dtype=np.int32), stop - start),
+                "state": pa.FixedSizeListArray.from_arrays(pa.array(block), width)}, schema=schema),
+                row_group_size=count)
+
+
+_ROW_GROUP = 1 << 20
+_VIEW_BYTES = 64 << 20
+#: how each dataset kind's verified artifacts become a split's rows (the kinds layout.VIEW_UNITS lists)
+_VIEW_WRITERS = {"temporal-graph": _edge_view, "trajectories": _trajectory_view}

@@ -69,3 +69,28 @@ def graded_snapshots(manifest: Manifest, task: Mapping[str, Any], split: str) ->
     """
     start, stop = manifest.splits[choose_split(manifest, task, split)]
     return min(stop, start + int(task.get("skip_leading", {}).get(split, 0))), stop
+
+
+#: why a task's ``skip_leading`` snapshots are left out, when the task does not say (``skip_leading_reason``)
+SKIP_LEADING_REASON = ("the task declares them as skip_leading: their true edges are the effects of snapshots "
+                       "before the split began (the task's lag), so they are not part of what the split tests; "
+                       "T-GRAB's own evaluators skip them too")
+
+
+def skipped_snapshots(manifest: Manifest, task: Mapping[str, Any], split: str) -> dict[str, Any] | None:
+    """What the grader leaves out of ``split`` because of the task's ``skip_leading``, ``None`` if nothing.
+
+    Returns ``{"count", "first", "last", "reason"}``: the skipped snapshots are ``first..last`` (inclusive); the
+    reason is the task's ``skip_leading_reason[split]`` when it declares one, else :data:`SKIP_LEADING_REASON`.
+
+    Raises:
+        InvalidNameError: if the dataset has no such split.
+    """
+    name = choose_split(manifest, task, split)
+    start = manifest.splits[name][0]
+    graded_start, _ = graded_snapshots(manifest, task, name)
+    if graded_start == start:
+        return None
+    reason = task.get("skip_leading_reason", {}).get(name) or SKIP_LEADING_REASON
+    return {"count": int(graded_start - start), "first": int(start), "last": int(graded_start - 1),
+            "reason": str(reason)}

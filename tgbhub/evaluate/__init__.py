@@ -10,7 +10,9 @@ task type                  evaluator                                submission c
 ========================== ======================================== ==============================
 ``snapshot-link-prediction`` :class:`~tgbhub.evaluate.snapshot.SnapshotF1Evaluator` ``t, src, dst, score``
 ``one-vs-many-ranking``    :class:`~tgbhub.evaluate.ranking.RankingEvaluator`     ``query, pos_score, neg_scores``
-``rollout-forecasting``    :class:`~tgbhub.evaluate.rollout.RolloutEvaluator`     ``ic, t, values``
+``rollout-forecasting``    :class:`~tgbhub.evaluate.rollout.RolloutEvaluator`     ``ic, t, values`` (optional
+                                                                                    ``teacher_forced`` file:
+                                                                                    ``window, values``)
 ========================== ======================================== ==============================
 
 Registering a new task type (e.g. ``rollout-forecasting``)
@@ -23,8 +25,11 @@ Registering a new task type (e.g. ``rollout-forecasting``)
    :mod:`tgbhub.evaluate.submission`) and ``evaluate(submission, split=None, detail=False) -> dict``.
    ``submission`` is a Parquet path, a ``pyarrow.Table`` or a mapping of column name -> array; validate it with
    :func:`~tgbhub.evaluate.submission.read_submission` so malformed input raises
-   :class:`~tgbhub.errors.SubmissionError` (column, first bad row, fix), never a score. Return the dict built by
-   :func:`~tgbhub.evaluate.base.result` (dataset, version, digest, task, split, metrics as plain floats).
+   :class:`~tgbhub.errors.SubmissionError` (column, first bad row, fix), never a score; pass it your task's own
+   ``non_finite_fix`` (override the property: what a NaN/inf should become depends on what the number means, and
+   ``None`` lets the evaluator check finiteness itself to name the failing entity). Return the dict built by
+   :func:`~tgbhub.evaluate.base.result` (dataset, version, digest, task, split, metrics as plain floats), plus any
+   entry a reader needs to know what was and was not graded (e.g. ``skipped_snapshots``, ``validity_screen``).
 3. Import the module at the bottom of this file so the decorator runs, and add the type to the table above.
 
 ``get_evaluator(manifest, truth, task=None)`` then works for every dataset declaring that type, and so do

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tgbhub.evaluate.submission import GENERIC_NON_FINITE_FIX
 from tgbhub.manifest import Manifest
 
 
@@ -23,9 +24,17 @@ class TaskEvaluator:
     """An evaluator bound to one task a manifest declares and to the dataset holding the truth.
 
     The constructor does no I/O; subclasses read ``truth`` lazily when they evaluate.
+
+    ``non_finite_fix`` is what a NaN/inf in a submission should be replaced with, in this task's terms; subclasses
+    override it, because a sensible fill value (if any) depends on what the number means.
     """
 
     def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: Any) -> None:
         self.manifest = manifest
         self.task = task
         self.truth = truth
+
+    @property
+    def non_finite_fix(self) -> str:
+        """The fix a NaN/inf value's :class:`~tgbhub.errors.SubmissionError` names for this task."""
+        return GENERIC_NON_FINITE_FIX

@@ -33,6 +33,11 @@ class RankingEvaluator(TaskEvaluator):
         super().__init__(manifest, task, truth)
         self.ks = tuple(int(k) for k in task.get("ks", DEFAULT_KS))
 
+    @property
+    def non_finite_fix(self) -> str:
+        """A very low score is the honest stand-in: a NaN positive then ranks last, a NaN negative beats nothing."""
+        return "Replace NaN/inf before writing, e.g. np.nan_to_num(scores, nan=-1e9, posinf=1e9, neginf=-1e9)"
+
     def _matrix(self, columns: Mapping[str, Any], count: np.ndarray, q: int) -> np.ndarray:
         query = unique_ids("query", columns["query"], len(count), lambda i: f"query={i}")
         lists: ListColumn = columns["neg_scores"]
@@ -64,7 +69,7 @@ class RankingEvaluator(TaskEvaluator):
         name = choose_split(self.manifest, self.task, split)
         negatives = self.truth.negatives(name)
         count = np.asarray(negatives.count, dtype=np.int64)
-        columns = read_submission(submission, self.task)
+        columns = read_submission(submission, self.task, non_finite_fix=self.non_finite_fix)
         matrix = self._matrix(columns, count, int(negatives.negatives.shape[1]))
         pos = np.empty(len(count), dtype=np.float64)
         pos[columns["query"]] = columns["pos_score"]

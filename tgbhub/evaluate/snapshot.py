@@ -2,7 +2,9 @@
 
 Submission: one row per (evaluated snapshot ``t``, candidate pair ``(src, dst)``) with a ``score``; a pair is
 predicted present iff ``score >= threshold`` (0.5). Row order is free. The evaluated snapshots are the split's,
-minus the ``skip_leading`` ones the task declares (CE's inductive test skips its first ``lag`` snapshots).
+minus the ``skip_leading`` ones the task declares (CE's inductive test skips its first ``lag`` snapshots). A result
+on such a split says so twice: ``skipped_snapshots`` (count, first, last, reason) and the ``description`` line
+(:meth:`SnapshotF1Evaluator.describe`), so a reader of the JSON alone knows what was and was not graded.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from tgbhub.evaluate.metrics import binary_f1
 from tgbhub.evaluate.registry import register_evaluator
 from tgbhub.evaluate.submission import SubmissionError, read_submission, unique_ids
 from tgbhub.manifest import Manifest
-from tgbhub.tasks import candidate_pairs, choose_split, graded_snapshots, pair_index
+from tgbhub.tasks import candidate_pairs, choose_split, graded_snapshots, pair_index, skipped_snapshots
 
 TASK_TYPE = "snapshot-link-prediction"
 
@@ -40,6 +42,31 @@ class SnapshotF1Evaluator(TaskEvaluator):
             InvalidNameError: if the dataset has no such split.
         """
         return graded_snapshots(self.manifest, self.task, choose_split(self.manifest, self.task, split))
+
+    @property
+    def non_finite_fix(self) -> str:
+        """Any score below the threshold means "no edge", so that is what a NaN should become."""
+        threshold = float(self.task["threshold"])
+        return (f"Replace NaN/inf before writing, e.g. np.nan_to_num(score, nan=0.0, posinf=1.0, neginf=0.0): "
+                f"a score below the threshold {threshold:g} predicts no edge")
+
+    def describe(self, split: str | None = None) -> str:
+        """One sentence saying what :meth:`evaluate` grades on ``split``, skipped snapshots included.
+
+        Raises:
+            InvalidNameError: if the dataset has no such split.
+        """
+        name = choose_split(self.manifest, self.task, split)
+        start, stop = self.snapshot_range(name)
+        candidates = self.task["candidates"]
+        text = (f"mean per-snapshot F1 (score >= {float(self.task['threshold']):g} predicts an edge) over "
+                f"{len(self.candidates()[0])} candidate pairs ({candidates.get('kind')}) in snapshots "
+                f"{start}..{stop - 1} of {name} ({stop - start} snapshots)")
+        skipped = skipped_snapshots(self.manifest, self.task, name)
+        if skipped is not None:
+            text += (f"; the first {skipped['count']} snapshots of {name} ({skipped['first']}..{skipped['last']}) "
+                     f"are not graded: {skipped['reason']}")
+        return text
 
     def candidates(self) -> tuple[np.ndarray, np.ndarray]:
         """``(src, dst)`` of the pairs scored in every snapshot."""
@@ -91,6 +118,8 @@ class SnapshotF1Evaluator(TaskEvaluator):
 
         Adds ``f1_change_points`` (mean over snapshots with ``t mod every == 0``) when the task declares
         ``change_points``; ``detail=True`` adds ``per_snapshot`` (t, f1, tp, fp, fn for every graded snapshot).
+        The result carries ``num_snapshots`` (graded), ``description`` (:meth:`describe`) and, when the task's
+        ``skip_leading`` leaves snapshots of the split out, ``skipped_snapshots`` (count, first, last, reason).
 
         Raises:
             SubmissionError: for a malformed submission (naming the column, first bad row and fix).
@@ -98,7 +127,7 @@ class SnapshotF1Evaluator(TaskEvaluator):
         """
         name = choose_split(self.manifest, self.task, split)
         start, stop = self.snapshot_range(name)
-        columns = read_submission(submission, self.task)
+        columns = read_submission(submission, self.task, non_finite_fix=self.non_finite_fix)
         slots = self._slots(columns, start, stop)
         scores = np.empty((stop - start) * len(self.candidates()[0]), dtype=np.float64)
         scores[slots] = columns["score"]
@@ -110,7 +139,10 @@ class SnapshotF1Evaluator(TaskEvaluator):
         if every:
             chosen = steps % int(every) == 0
             metrics["f1_change_points"] = float(counts["f1"][chosen].mean()) if chosen.any() else 0.0
-        extra: dict[str, Any] = {"num_snapshots": int(stop - start)}
+        extra: dict[str, Any] = {"num_snapshots": int(stop - start), "description": self.describe(name)}
+        skipped = skipped_snapshots(self.manifest, self.task, name)
+        if skipped is not None:
+            extra["skipped_snapshots"] = skipped
         if detail:
             extra["per_snapshot"] = {"t": steps.tolist(), **{k: v.tolist() for k, v in counts.items()}}
         edges = self.manifest.graph["edges_file"]

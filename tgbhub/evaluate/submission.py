@@ -8,12 +8,22 @@ A task's ``submission`` block in the manifest lists its columns, e.g.::
 Types are families, checked by kind: an ``int*`` column takes any integer type, a ``float*`` column any float or
 integer type, a ``list<float*>`` column a (fixed-size or variable) list of those. Everything else (strings,
 booleans, nulls, NaN, missing or extra columns) raises :class:`~tgbhub.errors.SubmissionError` naming the column,
-the first bad row and the fix.
+the first bad row and the fix. What to do about a NaN or inf depends on the task (a ranking score has a natural
+"worst" value, a rollout has none), so each evaluator passes its own fix to :func:`read_submission`.
+
+pandas index columns
+--------------------
+``DataFrame.to_parquet(path)`` keeps the index: a ``RangeIndex`` only as metadata, any other index (after a filter,
+a sort or a concat) as a column, ``__index_level_0__`` when it is unnamed and the index's name otherwise. Every task
+keys its rows by declared columns and leaves row order free, so an unnamed index carries nothing that could change
+a score: it is ignored. A *named* index column that the schema does not declare is refused (it may be a key under
+the wrong name), with the fix ``index=False``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +33,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tgbhub.errors import ManifestError, SubmissionError
+
+
+#: the fix a NaN/inf gets when an evaluator names none of its own
+GENERIC_NON_FINITE_FIX = "Replace NaN/inf before writing; every value the task grades must be a finite number"
+#: names pandas gives an unnamed index level when it writes it as a column
+_PANDAS_INDEX_NAME = re.compile(r"__index_level_\d+__")
+_INDEX_FIX = ("Write the DataFrame with df.to_parquet(path, index=False), or call df.reset_index(drop=True) first "
+              "(pandas stores a non-default index as a column)")
 
 
 @dataclass(frozen=True)
@@ -100,7 +118,21 @@ def _first_null(column: pa.ChunkedArray) -> int | None:
     return int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
 
 
-def _numeric(name: str, column: pa.ChunkedArray, kind: str, declared: str) -> np.ndarray:
+def pandas_index_columns(table: pa.Table) -> tuple[list[str], list[str]]:
+    """``(unnamed, named)``: the columns of ``table`` that pandas wrote from a DataFrame's index.
+
+    Found from the pandas metadata pyarrow stores in the schema (``index_columns``) and, for files whose metadata
+    was dropped on the way (e.g. rewritten by another tool), from pandas' ``__index_level_N__`` naming.
+    """
+    metadata = table.schema.pandas_metadata or {}
+    listed = {str(c) for c in metadata.get("index_columns", []) if isinstance(c, str)}
+    unnamed = [n for n in table.column_names if _PANDAS_INDEX_NAME.fullmatch(n)]
+    named = [n for n in table.column_names if n in listed and n not in unnamed]
+    return unnamed, named
+
+
+def _numeric(name: str, column: pa.ChunkedArray, kind: str, declared: str,
+             non_finite_fix: str | None) -> np.ndarray:
     type_ = column.type
     ok = pa.types.is_integer(type_) or (kind == "float" and pa.types.is_floating(type_))
     if not ok:
@@ -108,16 +140,15 @@ def _numeric(name: str, column: pa.ChunkedArray, kind: str, declared: str) -> np
                               f"Cast it, e.g. df[{name!r}] = df[{name!r}].astype({declared!r})")
     values = column.to_numpy()
     if kind == "float":
-        bad = ~np.isfinite(values) if pa.types.is_floating(type_) else np.zeros(len(values), dtype=bool)
-        if bad.any():
+        bad = ~np.isfinite(values) if pa.types.is_floating(type_) and non_finite_fix is not None else None
+        if bad is not None and bad.any():
             row = int(np.flatnonzero(bad)[0])
-            raise SubmissionError(name, row, f"holds {values[row]!r}; every score must be finite",
-                                  "Replace NaN/inf before writing, e.g. np.nan_to_num(scores, nan=-1e9)")
+            raise SubmissionError(name, row, f"holds {values[row]!r}; every value must be finite", non_finite_fix)
         return values
     return values.astype(np.int64, copy=False)
 
 
-def _list(name: str, column: pa.ChunkedArray, declared: str) -> ListColumn:
+def _list(name: str, column: pa.ChunkedArray, declared: str, non_finite_fix: str | None) -> ListColumn:
     type_ = column.type
     if not (pa.types.is_list(type_) or pa.types.is_large_list(type_) or pa.types.is_fixed_size_list(type_)) or not (
             pa.types.is_floating(type_.value_type) or pa.types.is_integer(type_.value_type)):
@@ -132,36 +163,49 @@ def _list(name: str, column: pa.ChunkedArray, declared: str) -> ListColumn:
         offsets = np.asarray(array.offsets, dtype=np.int64)
         values = array.values.to_numpy(zero_copy_only=False)[offsets[0]:offsets[-1]]
         offsets = offsets - offsets[0]
-    if values.dtype.kind == "f":
+    if values.dtype.kind == "f" and non_finite_fix is not None:
         bad = ~np.isfinite(values)
         if bad.any():
             row = int(np.searchsorted(offsets, int(np.flatnonzero(bad)[0]), side="right") - 1)
-            raise SubmissionError(name, row, "holds a NaN or infinite score; every score must be finite",
-                                  "Replace NaN/inf before writing, e.g. np.nan_to_num(scores, nan=-1e9)")
+            raise SubmissionError(name, row, "holds a NaN or infinite value; every value must be finite",
+                                  non_finite_fix)
     return ListColumn(values=values, offsets=offsets)
 
 
-def read_submission(source: Any, task: Mapping[str, Any]) -> dict[str, Any]:
+def read_submission(source: Any, task: Mapping[str, Any], *,
+                    non_finite_fix: str | None = GENERIC_NON_FINITE_FIX) -> dict[str, Any]:
     """Read and type-check a submission against ``task``'s declared schema.
 
     ``source`` is a Parquet path, a ``pyarrow.Table``, or a mapping of column name -> array (a 2-D array is taken
-    as a list column). Returns name -> int64/float numpy array, or :class:`ListColumn` for list columns.
+    as a list column). Returns name -> int64/float numpy array, or :class:`ListColumn` for list columns. An unnamed
+    pandas index column (``__index_level_N__``) is ignored (see the module docstring). ``non_finite_fix`` is the
+    fix a NaN/inf value's error gives (the evaluator's own advice); ``None`` leaves finiteness to the caller, which
+    can then name the failing entity (a trajectory and step) instead of a file row.
 
     Raises:
-        SubmissionError: for an unreadable file, a missing or extra column, a wrong type, a null, NaN or inf.
+        SubmissionError: for an unreadable file, a missing or extra column (naming ``index=False`` when the extra
+            column is a pandas index), a wrong type, a null, NaN or inf.
         ManifestError: if the task declares no or a malformed schema.
     """
     declared = columns_of(task)
     table = _table(source)
     names = [n for n, _ in declared]
+    unnamed_index, named_index = pandas_index_columns(table)
     for name in names:
         if name not in table.column_names:
-            raise SubmissionError(name, None, f"is missing (the file has {', '.join(table.column_names) or 'none'})",
-                                  f"Write exactly the columns {', '.join(names)}")
+            hint = (f"; the file's pandas index column {unnamed_index[0]!r} is not read as {name!r}: write it as a "
+                    f"column with df.reset_index(names={name!r}) or df[{name!r}] = df.index"
+                    if unnamed_index else "")
+            raise SubmissionError(name, None, f"is missing (the file has {', '.join(table.column_names) or 'none'})"
+                                  f"{hint}", f"Write exactly the columns {', '.join(names)}")
     for name in table.column_names:
-        if name not in names:
-            raise SubmissionError(name, None, "is not part of this task's schema",
-                                  f"Drop it; the task wants exactly {', '.join(names)}")
+        if name in names or name in unnamed_index:
+            continue
+        if name in named_index:
+            raise SubmissionError(name, None, "is not part of this task's schema: it is the DataFrame's index, which "
+                                  "DataFrame.to_parquet writes as a column unless index=False", _INDEX_FIX)
+        raise SubmissionError(name, None, "is not part of this task's schema",
+                              f"Drop it; the task wants exactly {', '.join(names)}")
     out: dict[str, Any] = {}
     for name, type_ in declared:
         column = table.column(name)
@@ -169,7 +213,8 @@ def read_submission(source: Any, task: Mapping[str, Any]) -> dict[str, Any]:
         if null is not None:
             raise SubmissionError(name, null, "is null", "Every row needs a value; drop or fill the row")
         kind = _kind(type_)
-        out[name] = _list(name, column, type_) if kind == "list" else _numeric(name, column, kind, type_)
+        out[name] = (_list(name, column, type_, non_finite_fix) if kind == "list"
+                     else _numeric(name, column, kind, type_, non_finite_fix))
     return out
 
 
@@ -216,8 +261,11 @@ def write_submission(source: Any, path: str | os.PathLike[str]) -> None:
 
 
 def task_for_columns(tasks: Any, names: Any) -> Mapping[str, Any] | None:
-    """The task among ``tasks`` whose submission columns are exactly ``names`` (``None`` if none or several)."""
-    wanted = set(names)
+    """The task among ``tasks`` whose submission columns are exactly ``names`` (``None`` if none or several).
+
+    An unnamed pandas index column (``__index_level_N__``) is left out of the comparison, as the reader ignores it.
+    """
+    wanted = {str(n) for n in names if not _PANDAS_INDEX_NAME.fullmatch(str(n))}
     matches = [task for task in tasks if task.get("submission")
                and {str(c["name"]) for c in task["submission"]["columns"]} == wanted]
     return matches[0] if len(matches) == 1 else None

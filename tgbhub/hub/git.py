@@ -13,13 +13,15 @@ import shutil
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
 from filelock import FileLock
 
-from tgbhub.errors import PublishError, VersionConflictError
+from tgbhub.errors import PublishError
 from tgbhub.hashing import file_sha256
-from tgbhub.hub.layout import Published, RepoFile, RepoPlan, differences, lfs_pointer
+from tgbhub.hub.layout import Published, RepoFile, RepoPlan, lfs_pointer
+from tgbhub.hub.release import apply
 
 _IDENTITY = {"GIT_AUTHOR_NAME": "tgbhub publisher", "GIT_AUTHOR_EMAIL": "publisher@tgbhub.invalid",
              "GIT_COMMITTER_NAME": "tgbhub publisher", "GIT_COMMITTER_EMAIL": "publisher@tgbhub.invalid"}
@@ -35,28 +37,17 @@ class GitTarget:
     def repo_dir(self, repo_id: str) -> Path:
         return self.root / "datasets" / repo_id
 
-    def publish(self, plan: RepoPlan) -> Published:
-        """Commit ``plan`` as the new head of ``main`` and tag it, unless the tag already holds exactly ``plan``.
+    def publish(self, plan: RepoPlan) -> list[Published]:
+        """Add the plan's dataset versions to the repo (see :func:`tgbhub.hub.release.apply`), under a file lock.
 
         Raises:
-            VersionConflictError: if the tag exists with different content.
+            VersionConflictError: if a dataset version is already published with different content.
             PublishError: if git is missing or a git command fails.
         """
         repo = self.repo_dir(plan.repo_id)
         self._init(repo)
         with FileLock(str(repo / ".git" / "tgbhub-publish.lock")):
-            existing = self._rev(repo, f"refs/tags/{plan.tag}^{{commit}}")
-            if existing is not None:
-                return self._compare(repo, plan, existing)
-            tree = self._write_tree(repo, plan)
-            head = self._rev(repo, "refs/heads/main")
-            if head is None or self._git(repo, "rev-parse", f"{head}^{{tree}}") != tree:
-                commit = self._commit(repo, tree, head, plan.message)
-                self._git(repo, "update-ref", "refs/heads/main", commit, head or _EMPTY_OLD)
-            else:
-                commit = head
-            self._git(repo, "tag", "-a", plan.tag, "-m", plan.message, commit, env=_IDENTITY)
-        return Published(plan.repo_id, plan.tag, commit, "published", str(repo))
+            return apply(_GitSession(self, repo), plan)
 
     def remote_tree(self, repo: Path, rev: str) -> dict[str, tuple[str | None, str]]:
         """``path -> (lfs sha256 or None, blob id)`` of every file at ``rev``."""
@@ -66,11 +57,16 @@ class GitTarget:
             listing[path] = (None, meta.split()[2])
         return listing
 
-    def _compare(self, repo: Path, plan: RepoPlan, commit: str) -> Published:
-        changed = differences(plan, self.remote_tree(repo, commit))
-        if changed:
-            raise VersionConflictError(plan.repo_id, plan.tag, changed)
-        return Published(plan.repo_id, plan.tag, commit, "unchanged", str(repo))
+    def commit_files(self, repo: Path, parent: str | None, files: Sequence[RepoFile], deleted: Sequence[str],
+                     message: str) -> str:
+        """Commit ``parent``'s tree plus ``files`` minus ``deleted`` and move ``main`` to it, only from ``parent``."""
+        tree = self._write_tree(repo, parent, files, deleted)
+        commit = self._commit(repo, tree, parent, message)
+        self._git(repo, "update-ref", "refs/heads/main", commit, parent or _EMPTY_OLD)
+        return commit
+
+    def read_blob(self, repo: Path, rev: str, path: str) -> bytes:
+        return self._run_bytes(repo, ["cat-file", "blob", f"{rev}:{path}"])
 
     def _init(self, repo: Path) -> None:
         if (repo / ".git").is_dir():
@@ -78,14 +74,21 @@ class GitTarget:
         repo.mkdir(parents=True, exist_ok=True)
         self._git(repo, "init", "--quiet", "--initial-branch=main")
 
-    def _write_tree(self, repo: Path, plan: RepoPlan) -> str:
+    def _write_tree(self, repo: Path, parent: str | None, files: Sequence[RepoFile], deleted: Sequence[str]) -> str:
         with tempfile.TemporaryDirectory(prefix="tgbhub-publish-") as scratch:
-            sources = [self._blob_source(repo, f, Path(scratch)) for f in plan.files]
-            # one git process hashes and stores every blob
-            blobs = self._git(repo, "hash-object", "-w", "--stdin-paths", stdin="\n".join(sources) + "\n").split()
-            entries = [f"100644 {blob}\t{f.path}" for blob, f in zip(blobs, plan.files)]
             env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
-            self._git(repo, "update-index", "--add", "--index-info", stdin="\n".join(entries) + "\n", env=env)
+            if parent is not None:
+                self._git(repo, "read-tree", parent, env=env)
+            if deleted:
+                self._git(repo, "update-index", "--force-remove", "-z", "--stdin", stdin="\0".join(deleted) + "\0",
+                          env=env)
+            if files:
+                sources = [self._blob_source(repo, f, Path(scratch)) for f in files]
+                # one git process hashes and stores every blob
+                blobs = self._git(repo, "hash-object", "-w", "--stdin-paths",
+                                  stdin="\n".join(sources) + "\n").split()
+                entries = [f"100644 {blob}\t{f.path}" for blob, f in zip(blobs, files)]
+                self._git(repo, "update-index", "--add", "--index-info", stdin="\n".join(entries) + "\n", env=env)
             return self._git(repo, "write-tree", env=env)
 
     def _blob_source(self, repo: Path, file: RepoFile, scratch: Path) -> str:
@@ -125,6 +128,13 @@ class GitTarget:
         parents = ["-p", parent] if parent else []
         return self._git(repo, "commit-tree", tree, *parents, "-m", message, env=_IDENTITY)
 
+    def _run_bytes(self, repo: Path, args: list[str]) -> bytes:
+        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
+        if done.returncode != 0:
+            raise PublishError(f"`git {' '.join(args)}` in {repo} failed ({done.returncode}): "
+                               f"{done.stderr.decode(errors='replace').strip()}. Check that the repo is intact.")
+        return done.stdout
+
     def _rev(self, repo: Path, ref: str) -> str | None:
         done = self._run(repo, ["rev-parse", "--verify", "--quiet", ref], check=False)
         return done.stdout.strip() or None
@@ -144,3 +154,34 @@ class GitTarget:
             raise PublishError(f"`{' '.join(command)}` failed ({done.returncode}): {done.stderr.strip()}. "
                                f"Check that {repo} is a git repository tgbhub may write to.")
         return done
+
+
+class _GitSession:
+    """A :class:`~tgbhub.hub.release.RepoSession` over one git repo (the caller holds the publish lock)."""
+
+    def __init__(self, target: GitTarget, repo: Path) -> None:
+        self._target = target
+        self._repo = repo
+        self.location = str(repo)
+
+    def refs(self) -> tuple[dict[str, str], str | None]:
+        # %(*objectname) is what an annotated tag points at; it is empty for a lightweight tag
+        listing = self._target._git(self._repo, "for-each-ref",
+                                    "--format=%(refname:strip=2) %(objectname) %(*objectname)", "refs/tags")
+        tags = {}
+        for line in listing.splitlines():
+            name, direct, *peeled = line.split()
+            tags[name] = peeled[0] if peeled else direct
+        return tags, self._target._rev(self._repo, "refs/heads/main")
+
+    def tree(self, commit: str) -> dict[str, tuple[str | None, str]]:
+        return self._target.remote_tree(self._repo, commit)
+
+    def read(self, commit: str, path: str) -> bytes:
+        return self._target.read_blob(self._repo, commit, path)
+
+    def commit(self, parent: str | None, files: Sequence[RepoFile], deleted: Sequence[str], message: str) -> str:
+        return self._target.commit_files(self._repo, parent, files, deleted, message)
+
+    def tag(self, name: str, commit: str, message: str) -> None:
+        self._target._git(self._repo, "tag", "-a", name, "-m", message, commit, env=_IDENTITY)

@@ -1,11 +1,15 @@
-"""Publish target ``hf``: the Hugging Face Hub API through ``huggingface_hub`` (one atomic commit, then a tag)."""
+"""Publish target ``hf``: the Hugging Face Hub API through ``huggingface_hub`` (one atomic commit, then tags)."""
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from tgbhub.errors import PublishError, VersionConflictError
-from tgbhub.hub.layout import Published, RepoPlan, differences
+from tgbhub.errors import PublishError, TgbhubError
+from tgbhub.hub.layout import Published, RepoFile, RepoPlan
+from tgbhub.hub.release import apply
 
 
 class HfTarget:
@@ -16,14 +20,14 @@ class HfTarget:
         self.token = token
         self.private = private
 
-    def publish(self, plan: RepoPlan) -> Published:
-        """Create the repo if needed, commit the plan as one atomic commit on ``main`` and tag it.
+    def publish(self, plan: RepoPlan) -> list[Published]:
+        """Create the repo if needed and add the plan's dataset versions (see :func:`tgbhub.hub.release.apply`).
 
-        Republishing identical content is a no-op; the commit names its parent, so a concurrent writer makes the Hub
+        New files go into one atomic commit on ``main`` that names its parent, so a concurrent writer makes the Hub
         refuse it rather than interleave.
 
         Raises:
-            VersionConflictError: if the tag exists with different content.
+            VersionConflictError: if a dataset version is already published with different content.
             PublishError: if the Hub refuses a call (authentication, permissions, conflicts) or cannot be reached.
         """
         from huggingface_hub import HfApi  # deferred: the client side never needs the write API
@@ -31,50 +35,55 @@ class HfTarget:
         api = HfApi(endpoint=self.endpoint, token=self.token)
         try:
             api.create_repo(plan.repo_id, repo_type="dataset", exist_ok=True, private=self.private)
-            refs = api.list_repo_refs(plan.repo_id, repo_type="dataset")
-            tags = {ref.name: ref.target_commit for ref in refs.tags}
-            if plan.tag in tags:
-                return self._compare(api, plan, tags[plan.tag])
-            head = next((ref.target_commit for ref in refs.branches if ref.name == "main"), None)
-            commit = self._commit(api, plan, head)
-            api.create_tag(plan.repo_id, tag=plan.tag, revision=commit, tag_message=plan.message,
-                           repo_type="dataset")
-        except VersionConflictError:
+            with tempfile.TemporaryDirectory(prefix="tgbhub-hf-read-") as scratch:
+                session = _HfSession(api, plan.repo_id, f"{self.endpoint}/datasets/{plan.repo_id}", Path(scratch))
+                return apply(session, plan)
+        except TgbhubError:
             raise
         except Exception as exc:  # huggingface_hub raises HTTP, validation and connection errors of many types
             raise PublishError(f"the Hub at {self.endpoint} refused publishing {plan.repo_id} {plan.tag}: "
                                f"{type(exc).__name__}: {exc}. Check the endpoint, that the token "
                                "(--token, $TGBHUB_TOKEN or $HF_TOKEN) may write to the repo, and retry.") from exc
-        return Published(plan.repo_id, plan.tag, commit, "published", f"{self.endpoint}/datasets/{plan.repo_id}")
 
-    def _commit(self, api: Any, plan: RepoPlan, head: str | None) -> str:
-        from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
-        remote = self._tree(api, plan.repo_id, head) if head else {}
-        changed = differences(plan, remote)
-        if head is not None and not changed:
-            return head
-        planned = plan.by_path()
-        operations: list[Any] = [
-            CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=f.data if f.data is not None else str(f.local))
-            for f in plan.files if f.path in changed]
-        operations += [CommitOperationDelete(path_in_repo=path) for path in changed if path not in planned]
-        info = api.create_commit(plan.repo_id, operations=operations, commit_message=plan.message,
-                                 repo_type="dataset", parent_commit=head)
-        return str(info.oid)
+class _HfSession:
+    """A :class:`~tgbhub.hub.release.RepoSession` over one dataset repo on a Hub."""
 
-    def _tree(self, api: Any, repo_id: str, revision: str) -> dict[str, tuple[str | None, str]]:
-        from huggingface_hub.hf_api import RepoFile
+    def __init__(self, api: Any, repo_id: str, location: str, scratch: Path) -> None:
+        self._api = api
+        self._repo_id = repo_id
+        self._scratch = scratch
+        self.location = location
+
+    def refs(self) -> tuple[dict[str, str], str | None]:
+        refs = self._api.list_repo_refs(self._repo_id, repo_type="dataset")
+        head = next((ref.target_commit for ref in refs.branches if ref.name == "main"), None)
+        return {ref.name: ref.target_commit for ref in refs.tags}, head
+
+    def tree(self, commit: str) -> dict[str, tuple[str | None, str]]:
+        from huggingface_hub.hf_api import RepoFile as HubFile
 
         listing = {}
-        for item in api.list_repo_tree(repo_id, revision=revision, recursive=True, repo_type="dataset"):
-            if isinstance(item, RepoFile):
-                lfs = item.lfs.sha256 if item.lfs is not None else None
-                listing[item.path] = (lfs, item.blob_id)
+        for item in self._api.list_repo_tree(self._repo_id, revision=commit, recursive=True, repo_type="dataset"):
+            if isinstance(item, HubFile):
+                listing[item.path] = (item.lfs.sha256 if item.lfs is not None else None, item.blob_id)
         return listing
 
-    def _compare(self, api: Any, plan: RepoPlan, commit: str) -> Published:
-        changed = differences(plan, self._tree(api, plan.repo_id, commit))
-        if changed:
-            raise VersionConflictError(plan.repo_id, plan.tag, changed)
-        return Published(plan.repo_id, plan.tag, commit, "unchanged", f"{self.endpoint}/datasets/{plan.repo_id}")
+    def read(self, commit: str, path: str) -> bytes:
+        local = self._api.hf_hub_download(self._repo_id, path, repo_type="dataset", revision=commit,
+                                          cache_dir=self._scratch)
+        return Path(local).read_bytes()
+
+    def commit(self, parent: str | None, files: Sequence[RepoFile], deleted: Sequence[str], message: str) -> str:
+        from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+        operations: list[Any] = [
+            CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=f.data if f.data is not None else str(f.local))
+            for f in files]
+        operations += [CommitOperationDelete(path_in_repo=path) for path in deleted]
+        info = self._api.create_commit(self._repo_id, operations=operations, commit_message=message,
+                                       repo_type="dataset", parent_commit=parent)
+        return str(info.oid)
+
+    def tag(self, name: str, commit: str, message: str) -> None:
+        self._api.create_tag(self._repo_id, tag=name, revision=commit, tag_message=message, repo_type="dataset")

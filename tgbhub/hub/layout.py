@@ -2,7 +2,12 @@
 
 One repo per family (``<org>/<family>``); one folder per dataset holding its artifacts exactly as its manifest names
 them, the manifest itself as ``croissant.json``, and per-split Parquet views for the ``datasets`` library; a card
-``README.md`` whose YAML ``configs:`` lists every dataset and its splits; versions are git tags ``v<semver>``.
+``README.md`` whose YAML ``configs:`` lists every dataset and its splits.
+
+Versions are git tags, of two kinds. A **dataset tag** ``<name>-v<semver>`` marks the commit where that dataset
+version was first published; it is immutable and is what clients fetch. A **family tag** ``v<semver>`` marks the
+first commit that published the family at that version; it is never moved either, so datasets added to the family
+later are reachable through their own dataset tags (and on ``main``), never by rewriting the family tag.
 """
 
 from __future__ import annotations
@@ -27,8 +32,17 @@ _LICENSES = {"https://www.apache.org/licenses/LICENSE-2.0": "apache-2.0",
 
 
 def tag_for(version: str) -> str:
-    """The git tag of a dataset version: ``1.0.0`` -> ``v1.0.0``."""
+    """The family tag of a version: ``1.0.0`` -> ``v1.0.0``."""
     return f"v{version}"
+
+
+def dataset_tag(short_name: str, version: str) -> str:
+    """The immutable tag of one dataset version: ``ce-256``, ``1.0.0`` -> ``ce-256-v1.0.0``.
+
+    Git (and so the Hub) refuses ``~`` in a ref name, and derived datasets use it (``ce-64~shuffle-s0``); names never
+    contain ``+``, which git and the Hub accept, so ``~`` -> ``+`` keeps tags one-to-one with dataset versions.
+    """
+    return f"{short_name.replace('~', '+')}-v{version}"
 
 
 def version_of(tag: str) -> str | None:
@@ -52,10 +66,16 @@ def split_view_path(manifest: Manifest, split: str) -> str:
     return f"{manifest.short_name}/{split}-00000-of-00001.parquet"
 
 
+#: the split unit per dataset kind for which a per-split Parquet view can be cut: edge streams by snapshot range,
+#: trajectories by initial-condition range
+VIEW_UNITS = {"temporal-graph": "snapshot", "trajectories": "initial-condition"}
+
+
 def split_views(manifest: Manifest) -> dict[str, tuple[int, int]]:
-    """The snapshot ranges to publish as per-split views: only for edge streams split by snapshot, else none."""
+    """The ranges (snapshots or initial conditions) to publish as per-split views; empty when the kind has none."""
     boundaries = manifest.raw.get("splits", {})
-    if manifest.graph.get("kind") != "temporal-graph" or boundaries.get("unit") != "snapshot":
+    unit = VIEW_UNITS.get(str(manifest.graph.get("kind")))
+    if unit is None or boundaries.get("unit") != unit:
         return {}
     return {name: (int(lo), int(hi)) for name, (lo, hi) in manifest.splits.items()}
 
@@ -102,21 +122,39 @@ class RepoFile:
 
 
 @dataclass(frozen=True)
+class DatasetRelease:
+    """One dataset version as it lies in its family repo: every file of its folder, and nothing outside it."""
+
+    manifest: Manifest
+    files: tuple[RepoFile, ...]
+
+    @property
+    def folder(self) -> str:
+        return self.manifest.short_name
+
+    @property
+    def tag(self) -> str:
+        return dataset_tag(self.manifest.short_name, self.manifest.version)
+
+
+@dataclass(frozen=True)
 class RepoPlan:
-    """Everything one version tag of a family repo must hold, and nothing else."""
+    """What one publish adds to a family repo: dataset versions, each with its own tag, and the family tag."""
 
     repo_id: str
+    family: str
     tag: str
-    files: tuple[RepoFile, ...]
+    datasets: tuple[DatasetRelease, ...]
     message: str
-
-    def by_path(self) -> dict[str, RepoFile]:
-        return {f.path: f for f in self.files}
 
 
 @dataclass(frozen=True)
 class Published:
-    """What a publish did: ``status`` is ``"published"`` (new commit and tag) or ``"unchanged"`` (already there)."""
+    """What a publish did to one tag.
+
+    ``status`` is ``"published"`` (the tag is new), ``"unchanged"`` (the tag already held exactly this content) or,
+    for a family tag that already existed, ``"kept"`` (it stays where it was: published tags never move).
+    """
 
     repo_id: str
     tag: str
@@ -125,13 +163,21 @@ class Published:
     location: str
 
 
-def differences(plan: RepoPlan, remote: Mapping[str, tuple[str | None, str]]) -> list[str]:
-    """Paths whose content differs between ``plan`` and a remote tree, sorted; empty means identical.
+RemoteTree = Mapping[str, tuple[str | None, str]]
+
+
+def in_folder(tree: RemoteTree, folder: str) -> dict[str, tuple[str | None, str]]:
+    """The entries of ``tree`` below ``folder/``."""
+    return {path: entry for path, entry in tree.items() if path.startswith(f"{folder}/")}
+
+
+def differences(files: Sequence[RepoFile], remote: RemoteTree) -> list[str]:
+    """Paths whose content differs between ``files`` and a remote tree, sorted; empty means identical.
 
     ``remote`` maps each path to ``(lfs_sha256 or None, git blob id)``: an LFS entry is compared by content sha256,
     a regular one by git blob id (so a remote that stored a file outside LFS still compares equal by content).
     """
-    planned = plan.by_path()
+    planned = {f.path: f for f in files}
     changed = sorted(set(planned) ^ set(remote))
     for path in sorted(set(planned) & set(remote)):
         lfs_sha, blob = remote[path]
@@ -148,30 +194,40 @@ def _same(mine: RepoFile, lfs_sha: str | None, blob: str) -> bool:
 
 
 def dataset_card(family: str, manifests: Sequence[Manifest], repo: str) -> bytes:
-    """The repo's ``README.md``: Hub card YAML (license, tags, one ``configs:`` entry per dataset) and a usage note."""
+    """The repo's ``README.md``: Hub card YAML (license, tags, one ``configs:`` entry per dataset with split views)
+    and a usage note that promises the ``datasets`` library only the configs that exist."""
     licenses = sorted({_LICENSES.get(m.license, "other") for m in manifests})
-    versions = sorted({m.version for m in manifests})
+    kinds = sorted({str(m.graph.get("kind")) for m in manifests})
     lines = ["---", f"license: {licenses[0] if len(licenses) == 1 else 'other'}",
-             f"pretty_name: tgbhub {family}", "task_categories:", "- graph-ml", "tags:", "- temporal-graph",
-             "- tgbhub"]
+             f"pretty_name: tgbhub {family}", "task_categories:", "- graph-ml", "tags:",
+             *(f"- {kind}" for kind in kinds), "- tgbhub"]
     with_views = [m for m in manifests if split_views(m)]
     lines += ["configs:"] if with_views else []
-    first = True
-    for manifest in with_views:
-        views = split_views(manifest)
+    for index, manifest in enumerate(with_views):
         lines += [f"- config_name: {manifest.short_name}", "  data_files:"]
-        for split in views:
+        for split in split_views(manifest):
             lines += [f"  - split: {split}", f"    path: {manifest.short_name}/{split}-*.parquet"]
-        if first:
-            lines.append("  default: true")
-            first = False
+        lines += ["  default: true"] if index == 0 else []
+    first = manifests[0]
     lines += ["---", "", f"# {family} (tgbhub)", "",
-              f"{len(manifests)} dataset(s), version(s) {', '.join(versions)}. Each folder holds the artifacts "
-              f"exactly as its `{CROISSANT}` (Croissant 1.1, with sha256 per file) names them, plus one Parquet "
-              "view per split for the `datasets` library.", "", "```python",
+              f"{len(manifests)} dataset(s). Each folder holds the artifacts exactly as its `{CROISSANT}` (Croissant "
+              "1.1, with sha256 per file) names them. Every dataset version has its own immutable git tag "
+              f"`<name>-v<version>` (e.g. `{dataset_tag(first.short_name, first.version)}`); `v<version>` tags mark "
+              "the family as first published at that version.", "", "```python",
               "import tgbhub  # verified, cached numpy views; set TGBHUB_ENDPOINT to this hub",
-              f"ds = tgbhub.load_dataset(\"{manifests[0].name}@{manifests[0].version}\")", "",
-              "import datasets  # the per-split views",
-              f"dd = datasets.load_dataset(\"{repo}\", \"{manifests[0].short_name}\", "
-              f"revision=\"{tag_for(manifests[0].version)}\")", "```", ""]
+              f"ds = tgbhub.load_dataset(\"{first.name}@{first.version}\")"]
+    if with_views:
+        shown = with_views[0]
+        without = [m.short_name for m in manifests if not split_views(m)]
+        lines += ["", f"import datasets  # one Parquet view per split ({_view_columns(shown)})",
+                  f"dd = datasets.load_dataset(\"{repo}\", \"{shown.short_name}\", "
+                  f"revision=\"{dataset_tag(shown.short_name, shown.version)}\")"]
+        lines += [f"# no `datasets` view (use tgbhub): {', '.join(without)}"] if without else []
+    lines += ["```", ""]
     return "\n".join(lines).encode()
+
+
+def _view_columns(manifest: Manifest) -> str:
+    if manifest.graph.get("kind") == "trajectories":
+        return "columns trajectory, step, state"
+    return "the edge columns"

@@ -7,7 +7,7 @@ Two parts, both bound to one address:
 * a **front** server in this process receives every request. It answers file downloads of LFS-stored files itself,
   straight from ``.git/lfs/objects`` with ``sendfile`` and ``Range`` support, the way the real Hub hands large files
   to its CDN; everything else it relays to olah. olah alone reads a whole blob into memory and sends it in 4 KiB
-  chunks (about 20 MB/s here), which is what the front is for.
+  chunks (tens of MB/s; see the README's Hub benchmark), which is what the front is for.
 """
 
 from __future__ import annotations
@@ -74,14 +74,19 @@ def start_local_hub(root: str | os.PathLike[str], port: int = 0, host: str = "12
     ``port=0`` picks a free port. olah keeps its state and log in ``root/.olah``.
 
     Raises:
-        HubServerError: if olah is not installed, or does not come up within ``ready_timeout`` seconds (with the
-            tail of its log).
+        HubServerError: if olah is not installed, ``root`` is not a folder of published repos, ``port`` cannot be
+            bound (taken, or not allowed), or olah does not come up within ``ready_timeout`` seconds (with the tail
+            of its log).
     """
     if importlib.util.find_spec("olah") is None:
         raise HubServerError("the local Hub needs olah, which is not installed; run: pip install 'tgbhub[serve]'")
-    root = Path(root).resolve()
+    root = _checked_root(Path(root))
     olah_port = _free_port(host)
-    front = _FrontServer((host, port), root, (host, olah_port))
+    try:
+        front = _FrontServer((host, port), root, (host, olah_port))
+    except OSError as exc:
+        raise HubServerError(f"cannot serve on {host}:{port}: {exc.strerror or exc}. Choose another port "
+                             "(--port 8091), or --port 0 to let the system pick a free one.") from exc
     url = f"http://{host}:{front.server_address[1]}"
     state = root / ".olah"
     config = _write_olah_config(state, root, host, olah_port, front.server_address[1])
@@ -98,6 +103,16 @@ def start_local_hub(root: str | os.PathLike[str], port: int = 0, host: str = "12
         hub.stop()
         raise
     return hub
+
+
+def _checked_root(root: Path) -> Path:
+    """``root`` resolved, if it is a folder; serving a mistyped path would answer "not found" to everything."""
+    resolved = root.expanduser().resolve()
+    if not resolved.is_dir():
+        raise HubServerError(f"the hub root {resolved} does not exist (or is not a folder), so there is nothing to "
+                             f"serve. Publish into it first: tgbhub publish FAMILY --version VERSION --to git:{resolved}"
+                             " (or pass the folder an earlier publish --to git:ROOT wrote)")
+    return resolved
 
 
 def _free_port(host: str) -> int:
@@ -141,12 +156,13 @@ class _FrontServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int], root: Path, upstream: tuple[str, int]) -> None:
-        super().__init__(address, _FrontHandler)
+        # set before binding: a failed bind calls server_close(), which needs them
         self.hub_root = root
         self.upstream = upstream
         self._open: set[socket.socket] = set()
         self._guard = threading.Lock()
         self._readers: dict[Path, _GitReader] = {}
+        super().__init__(address, _FrontHandler)
 
     def reader(self, repo: Path) -> _GitReader:
         with self._guard:

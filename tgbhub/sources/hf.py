@@ -1,11 +1,13 @@
-"""The Hub source: a dataset version's files from its family repo on a Hugging Face-compatible Hub, at the version tag.
+"""The Hub source: a dataset version's files from its family repo on a Hugging Face-compatible Hub, at its tag.
 
-``huggingface_hub`` resolves each file (``get_hf_file_metadata`` on its ``hf_hub_url`` at the tag: the commit the
-tag points at, size, ETag, and the CDN location when the Hub redirects), with the token and headers it would use
-itself. The bytes are then streamed from that commit, in 1 MiB reads, into the cache's private staging folder: the
-client's own downloader moves about 300 MB/s on loopback against curl's 1 GB/s (see ``scripts/bench hub``), and
-the cache verifies every byte against the manifest anyway. The endpoint is always passed explicitly
-(``huggingface_hub`` reads ``HF_ENDPOINT`` only at import time).
+The tag is the dataset version's own ``<name>-v<version>``; a hub published before dataset tags existed has only the
+family tag ``v<version>``, which is tried next. ``huggingface_hub`` resolves each file (``get_hf_file_metadata`` on
+its ``hf_hub_url`` at the tag: the commit the tag points at, size, ETag, and the CDN location when the Hub
+redirects), with the token and headers it would use itself. The bytes are then streamed from that commit, in 1 MiB
+reads, into the cache's private staging folder, because ``huggingface_hub``'s own downloader is several times slower
+on a fast link (measured in the README's "Hub" benchmark section); the cache verifies every byte against the
+manifest anyway. The endpoint is always passed explicitly (``huggingface_hub`` reads ``HF_ENDPOINT`` only at import
+time).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from urllib.parse import urlsplit
 
 from tgbhub.cache import Fetched
 from tgbhub.errors import FetchError
-from tgbhub.hub.layout import file_path, repo_id, tag_for
+from tgbhub.hub.layout import dataset_tag, file_path, repo_id, tag_for
 from tgbhub.manifest import Manifest
 from tgbhub.sources.http import stream_to_file
 
@@ -28,7 +30,7 @@ METADATA_TIMEOUT = 10.0
 
 
 class HubSource:
-    """Fetches from ``<endpoint>/datasets/<org>/<family>`` at tag ``v<version>``."""
+    """Fetches from ``<endpoint>/datasets/<org>/<family>`` at tag ``<name>-v<version>``, else ``v<version>``."""
 
     name = "hub"
     needs_network = True
@@ -53,37 +55,68 @@ class HubSource:
         """
         import requests  # deferred: only network sources pay for the import
 
-        repo, tag = repo_id(manifest.family, self.org), tag_for(manifest.version)
+        repo = repo_id(manifest.family, self.org)
+        revisions = [dataset_tag(manifest.short_name, manifest.version), tag_for(manifest.version)]
         files = {}
         with requests.Session() as session:
             for entry in manifest.files:
-                files[entry.name] = self._download(session, manifest, repo, tag, entry.name, staging)
+                files[entry.name], tag = self._download(session, manifest, repo, revisions, entry.name, staging)
+                revisions = [tag]  # every file comes from the tag the first one was found at
         return Fetched(files=files)
 
-    def _download(self, session: requests.Session, manifest: Manifest, repo: str, tag: str, name: str,
-                  staging: Path) -> Path:
+    def _download(self, session: requests.Session, manifest: Manifest, repo: str, revisions: list[str], name: str,
+                  staging: Path) -> tuple[Path, str]:
         import requests
-        from huggingface_hub import get_hf_file_metadata, hf_hub_url
         from huggingface_hub.errors import EntryNotFoundError, HTTPError
-        from huggingface_hub.utils import build_hf_headers
 
         path = file_path(manifest, name)
-        target = staging / name
         try:
+            url, size, tag = self._locate(repo, path, revisions)
+            same_host = urlsplit(url).netloc == urlsplit(self.endpoint).netloc
+            headers = _hub_headers(self.token) if same_host else {}  # never send the token elsewhere
+            stream_to_file(session, url, staging / name, size or manifest.file(name).size, headers)
+        except (OSError, ValueError, EntryNotFoundError, HTTPError, requests.RequestException) as exc:
+            raise FetchError(self.label, f"{repo}/{path} at tag {' or '.join(revisions)}",
+                             f"{type(exc).__name__}: {_first_line(exc)}",
+                             f"Publish this dataset there: `tgbhub publish {manifest.family} --version "
+                             f"{manifest.version} --datasets {manifest.short_name} --to hf --endpoint "
+                             f"{self.endpoint}` (or `--to git:ROOT` for a hub served by `tgbhub hub serve ROOT`); "
+                             "it gets its own tag and the datasets already there keep theirs. Or check "
+                             "$TGBHUB_ENDPOINT and $TGBHUB_HUB_ORG") from exc
+        return staging / name, tag
+
+    def _locate(self, repo: str, path: str, revisions: list[str]) -> tuple[str, int | None, str]:
+        """``(download URL, size, tag)`` of ``path`` at the first of ``revisions`` that has it.
+
+        Raises:
+            huggingface_hub.errors.HTTPError, EntryNotFoundError: the last revision's error, if none has the file.
+        """
+        from huggingface_hub import get_hf_file_metadata, hf_hub_url
+        from huggingface_hub.errors import (EntryNotFoundError, RemoteEntryNotFoundError, RepositoryNotFoundError,
+                                            RevisionNotFoundError)
+
+        for index, tag in enumerate(revisions):
             url = hf_hub_url(repo, path, repo_type="dataset", revision=tag, endpoint=self.endpoint)
-            meta = get_hf_file_metadata(url, token=self.token, timeout=METADATA_TIMEOUT, endpoint=self.endpoint)
+            try:
+                meta = get_hf_file_metadata(url, token=self.token, timeout=METADATA_TIMEOUT, endpoint=self.endpoint)
+            # some Hub servers (olah) report a missing tag as a missing repo, so all three mean "try the next tag"
+            except (EntryNotFoundError, RemoteEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError):
+                if index == len(revisions) - 1:
+                    raise
+                continue
             if meta.location == url and meta.commit_hash:  # served by the Hub itself: pin the commit the tag named
                 url = hf_hub_url(repo, path, repo_type="dataset", revision=meta.commit_hash, endpoint=self.endpoint)
             else:
                 url = meta.location
-            same_host = urlsplit(url).netloc == urlsplit(self.endpoint).netloc
-            headers = build_hf_headers(token=self.token) if same_host else {}  # never send the token elsewhere
-            stream_to_file(session, url, target, meta.size or manifest.file(name).size, headers)
-        except (OSError, ValueError, EntryNotFoundError, HTTPError, requests.RequestException) as exc:
-            raise FetchError(self.label, f"{repo}@{tag}/{path}", f"{type(exc).__name__}: {_first_line(exc)}",
-                             f"Publish it there (`tgbhub publish {manifest.family} --version "
-                             f"{manifest.version}`), or check $TGBHUB_ENDPOINT and $TGBHUB_HUB_ORG") from exc
-        return target
+            return url, meta.size, tag
+        raise ValueError("no revision to try")  # unreachable: fetch always passes at least one tag
+
+
+def _hub_headers(token: str | None) -> dict[str, str]:
+    """The headers ``huggingface_hub`` itself sends to its Hub (user agent, token)."""
+    from huggingface_hub.utils import build_hf_headers
+
+    return dict(build_hf_headers(token=token))
 
 
 def _first_line(exc: BaseException) -> str:

@@ -56,9 +56,10 @@ def hub_round_trip(dataset: tgbhub.api.TemporalGraphDataset) -> None:
     """Publish the dataset's family repo to git, serve it with `tgbhub hub serve`'s code, fetch it from there."""
     with tempfile.TemporaryDirectory(prefix="tgbhub-demo-hub-") as scratch:
         root = Path(scratch)
-        [result] = publish(dataset.manifest.family, dataset.version, parse_target(f"git:{root / 'hub'}"),
-                           datasets=[dataset.manifest.short_name], cache_dir=root / "publish-cache")
-        print(f"published: {result.repo_id} {result.tag} -> {result.location}")
+        results = publish(dataset.manifest.family, dataset.version, parse_target(f"git:{root / 'hub'}"),
+                          datasets=[dataset.manifest.short_name], cache_dir=root / "publish-cache")
+        for result in results:  # the dataset's own tag, then the family tag
+            print(f"published: {result.repo_id} {result.tag} -> {result.location}")
         with start_local_hub(root / "hub") as hub:
             started = time.perf_counter()
             fetched = tgbhub.load_dataset(dataset.name, cache_dir=root / "client-cache", hub_endpoint=hub.url,

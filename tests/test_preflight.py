@@ -18,7 +18,7 @@ from tgbhub.generators.chaosnet.catalogue import VERSION
 from tests.test_chaosnet import GLIBC_X86_FMA
 from tests.test_chaosnet_portability import kernels
 from tgbhub import api
-from tgbhub.errors import GenerationError, SourceUnavailableError
+from tgbhub.errors import GenerationError, SourceUnavailableError, SourceWarning
 from tgbhub.manifest import Manifest, parse_manifest, plain
 from tgbhub.sources.build import BuildSource
 
@@ -72,11 +72,11 @@ def test_a_refused_build_never_starts_the_long_computation(monkeypatch: pytest.M
 def test_load_gives_advice_that_fits_the_situation(tmp_path: Path) -> None:
     """Offline off and no hub configured: the advice is to configure one, never to turn offline mode off."""
     manifest = _manifest(state_sha256="0" * 64)
-    with pytest.raises(SourceUnavailableError) as online:
+    with pytest.raises(SourceUnavailableError) as online, pytest.warns(SourceWarning, match="build failed"):
         api.ensure_cached(manifest, tmp_path, [BuildSource()], offline=False)
     assert "trajectory" in str(online.value) and "No hub or mirror is configured" in str(online.value)
     assert "Offline mode is on" not in str(online.value)
-    with pytest.raises(SourceUnavailableError) as offline:
+    with pytest.raises(SourceUnavailableError) as offline, pytest.warns(SourceWarning):
         api.ensure_cached(manifest, tmp_path, [BuildSource()], offline=True)
     assert "Offline mode is on" in str(offline.value)
 

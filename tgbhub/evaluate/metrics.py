@@ -1,4 +1,5 @@
-"""Pure metric functions over arrays: one-vs-many and one-vs-all ranking, and per-snapshot binary F1.
+"""Pure metric functions over arrays: one-vs-many and one-vs-all ranking, per-snapshot binary F1, binary AU-ROC and
+AP, and the ATD/ACD distances between event streams (TLPCF).
 
 Ranks use TGB's (and OGB's) average-tie rule: ``rank = 1 + (#neg > pos + #neg >= pos) / 2``, so a constant scorer
 gets the middle rank, not the first. Inputs are validated before anything is computed: a NaN or inf score, a wrong
@@ -204,3 +205,391 @@ def binary_f1(predicted: np.ndarray, truth: np.ndarray) -> dict[str, np.ndarray]
     denominator = 2 * tp + fp + fn
     f1 = np.divide(2.0 * tp, denominator, out=np.zeros(len(tp)), where=denominator > 0)
     return {"f1": f1, "tp": tp, "fp": fp, "fn": fn}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Binary classification: AU-ROC and AP of positive scores against negative scores (the counterfactual TLP test)
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def _finite_scores(values: Any, name: str) -> np.ndarray:
+    """``values`` as a finite 1-D float64 array.
+
+    Raises:
+        ScoreError: on a wrong shape or dtype, or a NaN/inf entry (the message names the first one).
+    """
+    array = as_scores(values, name, 1).astype(np.float64, copy=False)
+    bad = np.flatnonzero(~np.isfinite(array))
+    if bad.size:
+        raise ScoreError(f"{name}[{int(bad[0])}] is {array[bad[0]]!r}; every score must be finite: replace NaN/inf "
+                         "before evaluating, e.g. np.nan_to_num(scores, nan=-1e9)")
+    return array
+
+
+def auroc(pos_scores: Any, neg_scores: Any) -> float:
+    """Area under the ROC curve of ``pos_scores`` (label 1) against ``neg_scores`` (label 0), in ``[0, 1]``.
+
+    Computed in the Mann-Whitney form, ``sum over pairs [pos > neg] + 1/2 [pos == neg]`` divided by
+    ``n_pos * n_neg``: a tie counts one half, so a constant scorer gets 0.5. This equals sklearn's
+    ``roc_auc_score`` on the concatenated scores and labels. ``O((n_pos + n_neg) log n_neg)``: the negatives are
+    sorted once and each positive is located by binary search.
+
+    >>> auroc([0.9, 0.5], [0.5, 0.1])  # pairs: 0.9 beats both, 0.5 beats 0.1 and ties 0.5 -> (2 + 1.5) / 4
+    0.875
+
+    Raises:
+        ScoreError: if either side is empty, not 1-D, not numeric, or holds a NaN/inf score.
+    """
+    pos = _finite_scores(pos_scores, "pos_scores")
+    neg = np.sort(_finite_scores(neg_scores, "neg_scores"))
+    if pos.size == 0 or neg.size == 0:
+        raise ScoreError(f"AU-ROC needs at least one positive and one negative score; got {pos.size} positive(s) and "
+                         f"{neg.size} negative(s)")
+    below = np.searchsorted(neg, pos, side="left")      # negatives strictly below each positive
+    at_most = np.searchsorted(neg, pos, side="right")   # ... and those tied with it
+    # integer counts summed exactly before the single division; halves are exact in float64
+    wins = float(np.sum(below, dtype=np.int64)) + 0.5 * float(np.sum(at_most - below, dtype=np.int64))
+    return wins / (float(pos.size) * float(neg.size))
+
+
+def average_precision(pos_scores: Any, neg_scores: Any) -> float:
+    """Average precision of ``pos_scores`` (label 1) against ``neg_scores`` (label 0), sklearn's definition.
+
+    ``AP = sum_k (R_k - R_{k-1}) P_k`` over the distinct score values taken as thresholds from the highest down,
+    with ``P_k``/``R_k`` the precision/recall of predicting "positive" for every score ``>=`` that value and
+    ``R_0 = 0``: a step-wise sum, no interpolation. Tied scores form one threshold, so a tie between a positive
+    and a negative is neither ranked above nor below (this equals ``sklearn.metrics.average_precision_score``). With
+    no negatives AP is 1. ``O(n log n)``.
+
+    >>> average_precision([0.9, 0.4], [0.6])  # thresholds 0.9: P=1, R=1/2; 0.6: P=1/2; 0.4: P=2/3, R=1
+    0.8333333333333333
+
+    Raises:
+        ScoreError: if there is no positive score, an input is not 1-D or numeric, or a score is NaN/inf.
+    """
+    pos = _finite_scores(pos_scores, "pos_scores")
+    neg = _finite_scores(neg_scores, "neg_scores")
+    if pos.size == 0:
+        raise ScoreError("average precision needs at least one positive score; got none")
+    scores = np.concatenate([pos, neg])
+    labels = np.concatenate([np.ones(pos.size, dtype=np.int64), np.zeros(neg.size, dtype=np.int64)])
+    order = np.argsort(-scores, kind="stable")
+    scores, labels = scores[order], labels[order]
+    # the last index of every run of equal scores: each distinct value is one threshold
+    last = np.flatnonzero(np.r_[scores[1:] != scores[:-1], True])
+    true_pos = np.cumsum(labels)[last]
+    predicted = last + 1
+    precision = true_pos / predicted
+    recall_gain = np.diff(np.r_[0, true_pos]) / pos.size
+    return float(np.sum(recall_gain * precision))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# ATD and ACD (TLPCF, Eqs. 6-7): distances between a reference event stream E and a candidate stream E'
+# ---------------------------------------------------------------------------------------------------------------------
+
+ATD_FALLBACKS = ("cap", "horizon_end", "error")
+
+
+def _event_stream(src: Any, dst: Any, t: Any, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(src, dst, t)`` as int64, int64 and float64 arrays of one length.
+
+    Raises:
+        ScoreError: on arrays that are not 1-D or differ in length, node ids that are not integers, timestamps that
+            are not real numbers, or a NaN/inf timestamp.
+    """
+    arrays = [np.asarray(a) for a in (src, dst, t)]
+    if any(a.ndim != 1 for a in arrays) or len({len(a) for a in arrays}) != 1:
+        raise ScoreError(f"{name} needs 1-D src, dst and t of one length; got shapes "
+                         f"{', '.join(str(a.shape) for a in arrays)}")
+    for column, array in zip(("src", "dst"), arrays[:2]):
+        if not np.issubdtype(array.dtype, np.integer):
+            raise ScoreError(f"{name} {column} has dtype {array.dtype}; node ids must be integers. Map them to "
+                             f"integer ids first, e.g. np.unique({column}, return_inverse=True)[1]")
+    t = arrays[2]
+    if t.dtype == np.bool_ or not (np.issubdtype(t.dtype, np.integer) or np.issubdtype(t.dtype, np.floating)):
+        raise ScoreError(f"{name} t has dtype {t.dtype}; timestamps must be int64 or float64")
+    t = t.astype(np.float64)
+    bad = np.flatnonzero(~np.isfinite(t))
+    if bad.size:
+        raise ScoreError(f"{name} t[{int(bad[0])}] is {t[bad[0]]!r}; every timestamp must be finite. Drop or "
+                         "repair that event before computing ATD/ACD")
+    return arrays[0].astype(np.int64), arrays[1].astype(np.int64), t
+
+
+def _pair_ids(streams: list[tuple[np.ndarray, np.ndarray]], directed: bool) -> list[np.ndarray]:
+    """One dense id per (src, dst) pair shared across ``streams``; with ``directed=False`` (u, v) is (v, u).
+
+    Sorting by (first, second) endpoint and numbering the runs is O(n log n) and never builds a ``V x V`` table.
+    """
+    src = np.concatenate([s for s, _ in streams])
+    dst = np.concatenate([d for _, d in streams])
+    if not directed:
+        src, dst = np.minimum(src, dst), np.maximum(src, dst)
+    order = np.lexsort((dst, src))
+    new_pair = np.r_[True, (src[order][1:] != src[order][:-1]) | (dst[order][1:] != dst[order][:-1])]
+    ids = np.empty(src.size, dtype=np.int64)
+    ids[order] = np.cumsum(new_pair) - 1
+    return np.split(ids, np.cumsum([len(s) for s, _ in streams])[:-1])
+
+
+class _PairIndex:
+    """Events grouped by pair and sorted by time, searchable by ``(pair, time)`` with exact comparisons.
+
+    Every time that will ever be searched for is ranked together with the stored times (equal floats get equal
+    ranks), so ``pair * n_ranks + rank`` is an int64 key whose order is the lexicographic (pair, time) order.
+    ``np.searchsorted`` on it then finds, per query, the neighbours inside the query's own pair in O(log n).
+    """
+
+    def __init__(self, pair: np.ndarray, rank: np.ndarray, t: np.ndarray, n_ranks: int) -> None:
+        self.n_ranks = n_ranks
+        key = pair * n_ranks + rank
+        order = np.argsort(key, kind="stable")
+        self.key, self.pair, self.t = key[order], pair[order], t[order]
+
+    def nearest_distance(self, pair: np.ndarray, rank: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Per query, ``min |t - t'|`` over stored events of the same pair; ``inf`` where the pair has none."""
+        distance = np.full(t.size, np.inf)
+        m = self.key.size
+        if m == 0:
+            return distance
+        pos = np.searchsorted(self.key, pair * self.n_ranks + rank, side="left")
+        after = np.minimum(pos, m - 1)      # first stored event at or after t, if it shares the pair
+        has_after = (pos < m) & (self.pair[after] == pair)
+        distance[has_after] = self.t[after][has_after] - t[has_after]
+        before = np.maximum(pos - 1, 0)     # last stored event strictly before t, if it shares the pair
+        has_before = (pos > 0) & (self.pair[before] == pair)
+        distance[has_before] = np.minimum(distance[has_before], t[has_before] - self.t[before][has_before])
+        return distance
+
+    def count_open(self, pair: np.ndarray, rank_lo: np.ndarray, rank_hi: np.ndarray) -> np.ndarray:
+        """Per query, the number of stored events of the same pair with ``lo < t' < hi`` (an open window)."""
+        base = pair * self.n_ranks
+        return (np.searchsorted(self.key, base + rank_hi, side="left")
+                - np.searchsorted(self.key, base + rank_lo, side="right"))
+
+
+def _dense_ranks(*arrays: np.ndarray) -> tuple[list[np.ndarray], int]:
+    """Dense ranks of the float values of ``arrays`` taken together (equal values share a rank), and the count."""
+    values, inverse = np.unique(np.concatenate(arrays), return_inverse=True)
+    inverse = inverse.ravel().astype(np.int64)
+    return np.split(inverse, np.cumsum([a.size for a in arrays])[:-1]), int(values.size)
+
+
+def _reference_scale(t: np.ndarray) -> tuple[float, float, float]:
+    """``(T, tau_bar, t_end)`` of a reference stream: span, mean inter-event time ``T / |E|`` and last timestamp.
+
+    Raises:
+        ScoreError: if the reference is empty or all its events are simultaneous (``T = 0``): both metrics divide by
+            ``T`` or use windows of half-width ``T / |E|``, so they are undefined there.
+    """
+    if t.size == 0:
+        raise ScoreError("the reference stream is empty; ATD and ACD average over reference events, so pass at "
+                         "least two events at distinct times")
+    span = float(t.max() - t.min())
+    if span <= 0.0:
+        raise ScoreError(f"every reference event happens at t = {float(t[0])!r}, so T = max t - min t = 0 and "
+                         "ATD/ACD are undefined; pass a reference spanning a positive time range")
+    return span, span / t.size, float(t.max())
+
+
+def _clip(stream: tuple[np.ndarray, np.ndarray, np.ndarray], lo: float, hi: float
+          ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], int]:
+    """The events of ``stream`` with ``lo <= t <= hi`` and how many were dropped."""
+    keep = (stream[2] >= lo) & (stream[2] <= hi)
+    return (stream[0][keep], stream[1][keep], stream[2][keep]), int(keep.size - np.count_nonzero(keep))
+
+
+def _check_fallback(fallback: str) -> None:
+    if fallback not in ATD_FALLBACKS:
+        raise ScoreError(f"fallback={fallback!r} is not one of {', '.join(map(repr, ATD_FALLBACKS))}; 'cap' "
+                         "(default) charges min(distance, T) per event, 'horizon_end' adds a candidate at the last "
+                         "reference time, 'error' refuses reference pairs the candidate lacks")
+
+
+def _atd_terms(ref: tuple[np.ndarray, np.ndarray, np.ndarray], cand: tuple[np.ndarray, np.ndarray, np.ndarray],
+               span: float, t_end: float, fallback: str, directed: bool) -> dict[str, Any]:
+    """Sum over ``ref`` events of the ATD term against ``cand`` with the given scale; see :func:`atd`."""
+    ref_pair, cand_pair = _pair_ids([ref[:2], cand[:2]], directed)
+    (ref_rank, cand_rank), n_ranks = _dense_ranks(ref[2], cand[2])
+    index = _PairIndex(cand_pair, cand_rank, cand[2], n_ranks)
+    distance = index.nearest_distance(ref_pair, ref_rank, ref[2])
+    missing = np.isinf(distance)
+    if fallback == "cap":
+        used = distance > span
+        term = np.minimum(distance, span)
+    elif fallback == "horizon_end":
+        to_end = np.abs(t_end - ref[2])
+        used = to_end < distance
+        term = np.minimum(distance, to_end)
+    else:
+        if missing.any():
+            first = int(np.flatnonzero(missing)[0])
+            raise ScoreError(f"{int(missing.sum())} reference event(s) have no candidate event of their pair, the "
+                             f"first is ({int(ref[0][first])}, {int(ref[1][first])}) at t = {float(ref[2][first])!r}, "
+                             "and fallback='error' refuses them; use fallback='cap' or 'horizon_end' to score them")
+        used = np.zeros(distance.size, dtype=bool)
+        term = distance
+    return {"sum": float(np.sum(term)), "fallback_count": int(np.count_nonzero(used)),
+            "missing_pair_count": int(np.count_nonzero(missing))}
+
+
+def _acd_terms(ref: tuple[np.ndarray, np.ndarray, np.ndarray], cand: tuple[np.ndarray, np.ndarray, np.ndarray],
+               tau_bar: float, directed: bool) -> float:
+    """Sum over ``ref`` events of ``| #ref - #cand |`` in the open window ``(t - tau_bar, t + tau_bar)``.
+
+    Raises:
+        ScoreError: if ``tau_bar`` is below the float64 resolution of the timestamps (the window would be empty).
+    """
+    lo, hi = ref[2] - tau_bar, ref[2] + tau_bar
+    if np.any(lo >= ref[2]) or np.any(hi <= ref[2]):
+        raise ScoreError(f"tau_bar = {tau_bar!r} is below the float64 resolution of timestamps near "
+                         f"{float(np.max(np.abs(ref[2])))!r}, so the window (t - tau_bar, t + tau_bar) is empty; "
+                         "subtract the first timestamp from both streams before computing ACD")
+    ref_pair, cand_pair = _pair_ids([ref[:2], cand[:2]], directed)
+    (ref_rank, cand_rank, lo_rank, hi_rank), n_ranks = _dense_ranks(ref[2], cand[2], lo, hi)
+    real = _PairIndex(ref_pair, ref_rank, ref[2], n_ranks).count_open(ref_pair, lo_rank, hi_rank)
+    other = _PairIndex(cand_pair, cand_rank, cand[2], n_ranks).count_open(ref_pair, lo_rank, hi_rank)
+    return float(np.sum(np.abs(real - other)))
+
+
+def _prepare(ref_src: Any, ref_dst: Any, ref_t: Any, cand_src: Any, cand_dst: Any, cand_t: Any,
+             clip_to_reference_window: bool) -> tuple[tuple, tuple, tuple[float, float, float], int]:
+    """Validated reference and candidate streams, the reference scale and the number of clipped candidates."""
+    ref = _event_stream(ref_src, ref_dst, ref_t, "reference")
+    cand = _event_stream(cand_src, cand_dst, cand_t, "candidate")
+    scale = _reference_scale(ref[2])
+    clipped = 0
+    if clip_to_reference_window:
+        cand, clipped = _clip(cand, float(ref[2].min()), scale[2])
+    return ref, cand, scale, clipped
+
+
+def atd(ref_src: Any, ref_dst: Any, ref_t: Any, cand_src: Any, cand_dst: Any, cand_t: Any, *,
+        fallback: str = "cap", directed: bool = True, clip_to_reference_window: bool = False) -> dict[str, Any]:
+    """Average time distance ATD(E, E') of TLPCF (Eq. 6): how far each reference event is from its pair's
+    nearest candidate event, normalised by the reference span.
+
+    ``ATD = sum over (u, v, t) in E of min(|t - t'| for t' in E'_(u,v), fallback) / (T |E|)``, where
+    ``T = max t - min t`` of the *reference* E. Conventions:
+
+    - ``fallback`` reads the paper's ill-posed "``∪ {T}``" candidate (TLPCF note §3.4): ``"cap"`` (default) takes
+      ``min(d, T)``, so every term is at most ``T`` and ATD lies in ``[0, 1]``; ``"horizon_end"`` adds a candidate
+      at ``t_end = max t`` of E; ``"error"`` (the authors' code) uses ``d`` alone and raises for a reference event
+      whose pair has no candidate event. ``fallback_count`` counts the events whose term came from the fallback
+      (strictly smaller than ``d``; ``d = inf`` for a pair missing from E'), ``missing_pair_count`` those with no
+      candidate of their pair at all.
+    - Pairs are ordered (u -> v); ``directed=False`` treats (u, v) and (v, u) as one pair in both streams.
+    - The sum runs over E only: candidate events of pairs absent from E cost nothing, and one candidate may serve
+      every reference event of its pair (no matching).
+    - Timestamps are compared as float64. ``clip_to_reference_window`` drops candidate events outside the closed
+      window ``[min t, max t]`` of E first (the authors dropped E' events at or below the test boundary only; for
+      exact parity filter E' yourself). Without it E' is taken as given.
+
+    Returns ``{"atd", "fallback_count", "missing_pair_count", "T", "tau_bar", "n_ref", "n_cand", "n_cand_clipped"}``
+    (``n_cand`` after clipping). O((|E| + |E'|) log(|E| + |E'|)).
+
+    Raises:
+        ScoreError: on an empty reference or one with ``T = 0``, an unknown ``fallback``, malformed arrays (lengths,
+            non-integer node ids, non-numeric or NaN/inf timestamps), or, with ``fallback="error"``, a reference pair
+            missing from the candidate.
+    """
+    _check_fallback(fallback)
+    ref, cand, (span, tau_bar, t_end), clipped = _prepare(ref_src, ref_dst, ref_t, cand_src, cand_dst, cand_t,
+                                                           clip_to_reference_window)
+    terms = _atd_terms(ref, cand, span, t_end, fallback, directed)
+    return {"atd": terms["sum"] / (span * ref[2].size), "fallback_count": terms["fallback_count"],
+            "missing_pair_count": terms["missing_pair_count"], "T": span, "tau_bar": tau_bar,
+            "n_ref": int(ref[2].size), "n_cand": int(cand[2].size), "n_cand_clipped": clipped}
+
+
+def acd(ref_src: Any, ref_dst: Any, ref_t: Any, cand_src: Any, cand_dst: Any, cand_t: Any, *,
+        directed: bool = True, clip_to_reference_window: bool = False) -> dict[str, Any]:
+    """Average count distance ACD(E, E') of TLPCF (Eq. 7): per reference event, how many more or fewer events of
+    its pair the candidate has near it.
+
+    ``ACD = (1/|E|) sum over (u, v, t) in E of | |E_(u,v)(t - tau_bar, t + tau_bar)| - |E'_(u,v)(same)| |`` with
+    ``tau_bar = T / |E|`` and ``T = max t - min t``, both from the *reference* E. Conventions:
+
+    - Windows are open and computed in float64: ``t - tau_bar < t' < t + tau_bar``. The reference count includes the
+      event itself (so it is >= 1); tied events are all counted.
+    - Pairs are ordered (u -> v); ``directed=False`` treats (u, v) and (v, u) as one pair in both streams.
+    - A pair absent from E' has candidate count 0; ACD needs no fallback, so ``fallback_count`` is always 0 (kept so
+      the result has the same fields as :func:`atd`).
+    - ``clip_to_reference_window`` drops candidate events outside ``[min t, max t]`` of E first, as in :func:`atd`.
+
+    Returns ``{"acd", "fallback_count", "T", "tau_bar", "n_ref", "n_cand", "n_cand_clipped"}``.
+    O((|E| + |E'|) log(|E| + |E'|)).
+
+    Raises:
+        ScoreError: on an empty reference or one with ``T = 0``, malformed arrays, or ``tau_bar`` below the float64
+            resolution of the timestamps.
+    """
+    ref, cand, (span, tau_bar, _), clipped = _prepare(ref_src, ref_dst, ref_t, cand_src, cand_dst, cand_t,
+                                                       clip_to_reference_window)
+    total = _acd_terms(ref, cand, tau_bar, directed)
+    return {"acd": total / ref[2].size, "fallback_count": 0, "T": span, "tau_bar": tau_bar,
+            "n_ref": int(ref[2].size), "n_cand": int(cand[2].size), "n_cand_clipped": clipped}
+
+
+def _stream_arg(stream: Any, name: str) -> tuple[Any, Any, Any]:
+    """``(src, dst, t)`` from a mapping with those keys or from a 3-sequence.
+
+    Raises:
+        ScoreError: if ``stream`` is neither.
+    """
+    if hasattr(stream, "keys"):
+        missing = [k for k in ("src", "dst", "t") if k not in stream]
+        if missing:
+            raise ScoreError(f"{name} lacks column(s) {missing}; pass a mapping with 'src', 'dst' and 't'")
+        return stream["src"], stream["dst"], stream["t"]
+    if isinstance(stream, (tuple, list)) and len(stream) == 3:
+        return stream[0], stream[1], stream[2]
+    raise ScoreError(f"{name} must be a mapping with 'src', 'dst', 't' or a (src, dst, t) tuple; got "
+                     f"{type(stream).__name__}")
+
+
+def generative_scores(reference: Any, candidate: Any, *, fallback: str = "cap", directed: bool = True,
+                      clip_to_reference_window: bool = False) -> dict[str, Any]:
+    """ATD and ACD of a generated event set against the real one, both ways (TLPCF note §6.7).
+
+    ``reference`` (E, the real test split) and ``candidate`` (Ê, the predicted events) are mappings with ``src``,
+    ``dst``, ``t`` or ``(src, dst, t)`` tuples. Reported:
+
+    - ``atd``/``acd``: the paper's direction, ATD(E, Ê) and ACD(E, Ê) (recall-like: sums over real events);
+    - ``atd_reverse``/``acd_reverse``: sums over the candidate's events against E (precision-like: penalises
+      over-generation). They use the *reference's* ``T``, ``tau_bar`` and horizon end, not the candidate's, so both
+      directions are on one scale and a degenerate candidate (all at one time) still gets a score;
+    - ``atd_symmetric``/``acd_symmetric``: the mean of the two directions (the CES follow-up's idea, with the
+      paper's normalisation);
+    - ``count_ratio`` = |Ê| / |E|; ``fallback_count``/``fallback_count_reverse`` and ``missing_pair_count``/
+      ``missing_pair_count_reverse`` (see :func:`atd`); ``T``, ``tau_bar``, ``n_ref``, ``n_cand``,
+      ``n_cand_clipped``.
+
+    An empty candidate gives ``atd`` 1 under ``"cap"`` and NaN for the reverse and symmetric values (an average over
+    no events). Options are those of :func:`atd`; ``clip_to_reference_window`` applies before both directions.
+
+    Raises:
+        ScoreError: as :func:`atd` and :func:`acd`; with ``fallback="error"`` also when a candidate pair is absent
+            from the reference (the reverse direction needs it).
+    """
+    _check_fallback(fallback)
+    ref, cand, (span, tau_bar, t_end), clipped = _prepare(*_stream_arg(reference, "reference"),
+                                                           *_stream_arg(candidate, "candidate"),
+                                                           clip_to_reference_window)
+    n_ref, n_cand = int(ref[2].size), int(cand[2].size)
+    forward = _atd_terms(ref, cand, span, t_end, fallback, directed)
+    backward = _atd_terms(cand, ref, span, t_end, fallback, directed)
+    out = {"atd": forward["sum"] / (span * n_ref), "acd": _acd_terms(ref, cand, tau_bar, directed) / n_ref}
+    if n_cand:
+        out["atd_reverse"] = backward["sum"] / (span * n_cand)
+        out["acd_reverse"] = _acd_terms(cand, ref, tau_bar, directed) / n_cand
+    else:
+        out["atd_reverse"] = out["acd_reverse"] = float("nan")
+    out["atd_symmetric"] = 0.5 * (out["atd"] + out["atd_reverse"])
+    out["acd_symmetric"] = 0.5 * (out["acd"] + out["acd_reverse"])
+    out.update(count_ratio=n_cand / n_ref, fallback_count=forward["fallback_count"],
+               fallback_count_reverse=backward["fallback_count"], missing_pair_count=forward["missing_pair_count"],
+               missing_pair_count_reverse=backward["missing_pair_count"], T=span, tau_bar=tau_bar, n_ref=n_ref,
+               n_cand=n_cand, n_cand_clipped=clipped)
+    return out

@@ -15,10 +15,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .artifacts import build_folder
-from .catalogue import entries
-from .chaosnet.artifacts import build_folder as build_chaosnet
-from .chaosnet.catalogue import instances as chaosnet_instances
+from .families import REGISTERED, families
 
 MANIFESTS = Path(__file__).resolve().parent.parent / "manifests"
 
@@ -34,19 +31,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="datasets to rebuild (default: all)")
     parser.add_argument("--out", type=Path, help="keep the artifacts here, one folder per dataset version")
     parser.add_argument("--manifests", type=Path, default=MANIFESTS, help="manifest root (default: %(default)s)")
-    parser.add_argument("--family", help="only this family, e.g. chaosnet")
+    parser.add_argument("--family", choices=list(REGISTERED), help="only this family")
     args = parser.parse_args(argv)
-    builders = {**{e.name: build_folder for e in entries()}, **{i.name: build_chaosnet for i in chaosnet_instances()}}
-    catalogue = [*entries(), *chaosnet_instances()]
-    chosen = [e for e in catalogue if (not args.names or e.name in args.names)
-              and (not args.family or e.name.split("/", 1)[0] == args.family)]
-    unknown = set(args.names) - {e.name for e in chosen}
+    writers = {}
+    for family in families():
+        if args.family in (None, family.name):
+            writers.update({(entry.name, entry.version): (entry, family.write) for entry in family.catalogue()})
+    chosen = [(entry, write) for (name, _), (entry, write) in writers.items() if not args.names or name in args.names]
+    unknown = set(args.names) - {entry.name for entry, _ in chosen}
     if unknown:
         parser.error(f"unknown dataset(s): {', '.join(sorted(unknown))}")
     with tempfile.TemporaryDirectory() as scratch:
         out = args.out or Path(scratch)
-        for entry in tqdm(chosen, desc="building", unit="dataset", file=sys.stderr):
-            _, document = builders[entry.name](entry, out / entry.name / entry.version)
+        for entry, write in tqdm(chosen, desc="building", unit="dataset", file=sys.stderr):
+            document = write(entry, out / entry.name / entry.version)
             target = manifest_path(args.manifests, entry.name, entry.version)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

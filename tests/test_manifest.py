@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from tgbhub.generators.__main__ import manifest_path
-from tgbhub.generators.artifacts import EDGES_FILE, build_folder
-from tgbhub.generators.catalogue import GENERATORS, entries
+from tgbhub.generators.tgrab.artifacts import EDGES_FILE, build_folder
+from tgbhub.generators.tgrab.catalogue import GENERATORS, entries
 from tgbhub.errors import ManifestError
 from tgbhub.hashing import content_digest
 from tgbhub.manifest import parse_manifest, plain, read_manifest

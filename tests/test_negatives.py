@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import tgbhub
-from tgbhub.generators.artifacts import build_folder
-from tgbhub.generators.catalogue import RANKING_Q, entries
+from tgbhub.generators.tgrab.artifacts import build_folder
+from tgbhub.generators.ranking import RANKING_Q
+from tgbhub.generators.tgrab.catalogue import entries
 from tgbhub.generators.negatives import (dst_time_filtered, hist_rnd, history_csr, node_type_filtered, stream_key,
                                   time_filtered)
 from tgbhub.errors import InvalidNameError

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -20,6 +20,8 @@ CROISSANT_CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
 TGBHUB_NAMESPACE = "https://tgbhub.dev/ns#"
 #: Our blocks, stored as JSON literals under the tgbhub namespace so Croissant tools keep them verbatim.
 EXTENSION_KEYS = ("recipe", "digest", "graph", "splits", "task", "tasks", "stats", "knownDiscrepancies", "changelog")
+#: how many of EXTENSION_KEYS every manifest's context declares (those of the first release)
+_FIRST_RELEASE_TERMS = 8
 
 _STANDARD_CONTEXT: dict[str, Any] = {
     "@language": "en", "@vocab": "https://schema.org/", "citeAs": "cr:citeAs", "column": "cr:column",
@@ -37,12 +39,16 @@ _STANDARD_CONTEXT: dict[str, Any] = {
 }
 
 
-def croissant_context() -> dict[str, Any]:
-    """The standard Croissant 1.1 ``@context`` plus the ``tgbhub`` prefix and our JSON-literal terms."""
+def croissant_context(used: Iterable[str] = EXTENSION_KEYS) -> dict[str, Any]:
+    """The standard Croissant 1.1 ``@context`` plus the ``tgbhub`` prefix and our JSON-literal terms: the first
+    release's terms always, a later extension key's term only when the document uses it (so a published manifest's
+    bytes never change because a term was added for other datasets)."""
     context = dict(_STANDARD_CONTEXT)
     context["tgbhub"] = TGBHUB_NAMESPACE
-    for key in EXTENSION_KEYS:
-        context[key] = {"@id": f"tgbhub:{key}", "@type": "@json"}
+    wanted = set(used)
+    for index, key in enumerate(EXTENSION_KEYS):
+        if index < _FIRST_RELEASE_TERMS or key in wanted:
+            context[key] = {"@id": f"tgbhub:{key}", "@type": "@json"}
     return context
 
 

@@ -35,9 +35,10 @@ from .dynamics import (BASE_SEED, SALI_CHAOTIC, SALI_REGULAR, SALI_STOP, Simulat
                        trajectory_seed)
 from ..libm import check_libm
 from tgbhub.errors import GenerationError
-from tgbhub.hashing import DIGEST_ALGORITHM, content_digest, file_sha256
+from ..manifests import croissant_document, file_object
+from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
 from tgbhub.hashing import column_sha256 as sha256_of
-from tgbhub.manifest import CROISSANT_CONFORMS_TO, Recipe, croissant_context, plain
+from tgbhub.manifest import Recipe, plain
 
 TRAJECTORIES_FILE = "trajectories.h5"
 LICENSE = "https://creativecommons.org/licenses/by/4.0/"
@@ -300,35 +301,26 @@ def manifest_document(instance: Instance, simulation: Simulation, arrays: Mappin
                    f"{TRAJECTORIES_FILE} holds state (ICs, steps, 2N) in blocked order [q_1..q_N, p_1..p_N] mod 2pi, "
                    "initial_conditions, seeds, lambda_max, sali (+ sali_iterations, sali_horizons) and the "
                    "adjacency_ring / adjacency_jacobian / adjacency_coupling_only matrices.")
-    return {
-        "@context": croissant_context(), "@type": "sc:Dataset", "conformsTo": CROISSANT_CONFORMS_TO,
-        "name": instance.name, "description": description, "license": LICENSE,
-        "url": "https://huggingface.co/datasets/tgbhub/chaosnet", "version": instance.version,
-        "datePublished": history[-1]["date"], "citeAs": CITATION,
-        "distribution": [{
-            "@type": "cr:FileObject", "@id": TRAJECTORIES_FILE, "name": TRAJECTORIES_FILE,
-            "contentUrl": TRAJECTORIES_FILE, "encodingFormat": "application/x-hdf5", "sha256": file_sha256(path),
-            "contentSize": f"{path.stat().st_size} B"}],
-        "recordSet": [{
+    return croissant_document(
+        name=instance.name, version=instance.version, description=description, license=LICENSE,
+        published=history[-1]["date"], citation=CITATION, distribution=[file_object(TRAJECTORIES_FILE, path)],
+        record_sets=[{
             "@type": "cr:RecordSet", "@id": "ics", "name": "ics", "key": {"@id": "ics/ic"},
             "description": "One record per initial condition: split, seed and chaos indicators (the trajectories "
                            f"themselves are the HDF5 dataset 'state' of {TRAJECTORIES_FILE}).",
             "field": _ic_fields(simulation.sali_horizons), "data": _ic_records(instance, simulation)}],
-        "recipe": {"generator": GENERATOR, "version": instance.version, "params": instance.params, "seed": BASE_SEED,
-                   "checks": preflight.fingerprints(simulation, DEVIATION[instance.version])},
-        "digest": [{"file": TRAJECTORIES_FILE, "algorithm": DIGEST_ALGORITHM, "columns": list(ARRAYS),
-                    "value": content_digest({name: arrays[name] for name in ARRAYS}),
-                    "arrays": {name: sha256_of(arrays[name]) for name in ARRAYS if name != "state"},
-                    "state_per_ic": [sha256_of(arrays["state"][ic]) for ic in range(instance.n_ics)],
-                    "array_algorithm": "sha256 of the C-order little-endian bytes",
-                    "writer": writer_versions()}],
-        "graph": graph_block(instance),
-        "splits": {"unit": "initial-condition", "boundaries": {k: list(v) for k, v in instance.splits.items()}},
-        "task": task_block(instance),
-        "stats": stats,
-        "knownDiscrepancies": discrepancies(instance, stats),
-        "changelog": history,
-    }
+        recipe={"generator": GENERATOR, "version": instance.version, "params": instance.params, "seed": BASE_SEED,
+                "checks": preflight.fingerprints(simulation, DEVIATION[instance.version])},
+        digest=[{"file": TRAJECTORIES_FILE, "algorithm": DIGEST_ALGORITHM, "columns": list(ARRAYS),
+                 "value": content_digest({name: arrays[name] for name in ARRAYS}),
+                 "arrays": {name: sha256_of(arrays[name]) for name in ARRAYS if name != "state"},
+                 "state_per_ic": [sha256_of(arrays["state"][ic]) for ic in range(instance.n_ics)],
+                 "array_algorithm": "sha256 of the C-order little-endian bytes",
+                 "writer": writer_versions()}],
+        graph=graph_block(instance),
+        splits={"unit": "initial-condition", "boundaries": {k: list(v) for k, v in instance.splits.items()}},
+        tasks=[task_block(instance)], list_tasks=False, stats=stats, discrepancies=discrepancies(instance, stats),
+        extra={"changelog": history})
 
 
 def build_folder(instance: Instance, folder: Path) -> tuple[Simulation, dict[str, Any]]:

@@ -221,8 +221,8 @@ def _finite_scores(values: Any, name: str) -> np.ndarray:
     array = as_scores(values, name, 1).astype(np.float64, copy=False)
     bad = np.flatnonzero(~np.isfinite(array))
     if bad.size:
-        raise ScoreError(f"{name}[{int(bad[0])}] is {array[bad[0]]!r}; every score must be finite: replace NaN/inf "
-                         "before evaluating, e.g. np.nan_to_num(scores, nan=-1e9)")
+        raise ScoreError(f"{name}[{int(bad[0])}] is {float(array[bad[0]])!r}; every score must be finite: replace "
+                         "NaN/inf before evaluating, e.g. np.nan_to_num(scores, nan=-1e9)")
     return array
 
 
@@ -303,7 +303,8 @@ def _event_stream(src: Any, dst: Any, t: Any, name: str) -> tuple[np.ndarray, np
         raise ScoreError(f"{name} needs 1-D src, dst and t of one length; got shapes "
                          f"{', '.join(str(a.shape) for a in arrays)}")
     for column, array in zip(("src", "dst"), arrays[:2]):
-        if not np.issubdtype(array.dtype, np.integer):
+        # an empty list arrives as float64; with no ids there is nothing to misread
+        if array.size and not np.issubdtype(array.dtype, np.integer):
             raise ScoreError(f"{name} {column} has dtype {array.dtype}; node ids must be integers. Map them to "
                              f"integer ids first, e.g. np.unique({column}, return_inverse=True)[1]")
     t = arrays[2]
@@ -312,8 +313,8 @@ def _event_stream(src: Any, dst: Any, t: Any, name: str) -> tuple[np.ndarray, np
     t = t.astype(np.float64)
     bad = np.flatnonzero(~np.isfinite(t))
     if bad.size:
-        raise ScoreError(f"{name} t[{int(bad[0])}] is {t[bad[0]]!r}; every timestamp must be finite. Drop or "
-                         "repair that event before computing ATD/ACD")
+        raise ScoreError(f"{name} t[{int(bad[0])}] is {float(t[bad[0]])!r}; every timestamp must be finite. Drop "
+                         "or repair that event before computing ATD/ACD")
     return arrays[0].astype(np.int64), arrays[1].astype(np.int64), t
 
 

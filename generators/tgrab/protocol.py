@@ -21,9 +21,9 @@ from typing import Any
 import numba
 import numpy as np
 
-from .edges import TemporalEdges, from_undirected, lexicographic_pairs
-from .libm import c_log
-from .streams import numpy_legacy_stream, pcg64_permutation, python_random_stream
+from ..edges import TemporalEdges, from_undirected, lexicographic_pairs
+from ..libm import c_log
+from ..streams import numpy_legacy_stream, pcg64_permutation, python_random_stream
 
 VERSION = "1.0.0"
 

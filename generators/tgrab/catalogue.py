@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from . import tgrab
-from .edges import TemporalEdges
+from . import protocol as tgrab
+from ..edges import TemporalEdges
+from ..ranking import negatives_params, ranking_task
 
 TGRAB_SEED = 12345
 TGRAB_PROTOCOL = "alirezadizaji/T-GRAB@3129310 (dataset/DTDG/graph_generation)"
@@ -71,7 +72,7 @@ class Entry:
     def tasks(self) -> list[dict[str, Any]]:
         """Every task of the dataset: the default one first, then the ranking task when negatives are built."""
         negatives = self.params.get("negatives")
-        return [self.task, *([_ranking_task(negatives)] if negatives else [])]
+        return [self.task, *([ranking_task(negatives)] if negatives else [])]
 
 
 def _snapshot_task(candidates: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -84,47 +85,6 @@ def _snapshot_task(candidates: dict[str, Any], **extra: Any) -> dict[str, Any]:
                            "columns": [{"name": "t", "type": "int64"}, {"name": "src", "type": "int32"},
                                        {"name": "dst", "type": "int32"}, {"name": "score", "type": "float32"}]},
             **extra}
-
-
-#: negatives per query of the ranking task: 20 (TGB's THG q), enough for Hits@10 to mean something on 100 nodes
-RANKING_Q = 20
-RANKING_HIST_RATIO = 0.5
-
-
-def negatives_params(name: str, version: str, eval_splits: list[str]) -> dict[str, Any]:
-    """The recipe block that rebuilds the ranking task's negatives (``params["negatives"]``)."""
-    return {"strategy": "hist-rnd", "q": RANKING_Q, "hist_ratio": RANKING_HIST_RATIO, "splits": eval_splits,
-            "namespace": f"{name}@{version}", "queries": "src<dst", "history": "before-split"}
-
-
-def negatives_file(split: str) -> str:
-    """The artifact holding the negatives of ``split``."""
-    return f"negatives-{split}.parquet"
-
-
-def _ranking_task(negatives: dict[str, Any]) -> dict[str, Any]:
-    """TGB-style one-vs-many ranking over the same snapshots: every undirected edge is one query."""
-    return {
-        "name": "ranking", "type": "one-vs-many-ranking", "report_split": "test",
-        "query": "one per undirected edge of a snapshot of the split, the stored row (t, src, dst) with src < dst: "
-                 "rank dst among the query's negatives as destinations of src at t",
-        "history": "true snapshots before t, including earlier snapshots of the evaluated split",
-        "negatives": {
-            "strategy": "hist-rnd (TGB 1.x), topped up from the other pool when one is short", "q": negatives["q"],
-            "hist_ratio": negatives["hist_ratio"],
-            "historical_pool": "destinations of src in every snapshot before the split starts, minus conflicts",
-            "random_pool": "all nodes minus conflicts, src itself and the historical pool",
-            "conflicts": "every destination of src at t (never drawn as a negative)",
-            "padding": "-1 after the first count[i] entries of a row when both pools are short",
-            "seed": "query i: splitmix64(key + splitmix64(i)), key = first 8 bytes (little-endian) of "
-                    "sha256('tgbhub-negatives-v1|<name>@<version>|<split>|<recipe seed>')",
-            "files": {split: negatives_file(split) for split in negatives["splits"]}},
-        "metrics": ["mrr", "hits@1", "hits@3", "hits@10"], "ks": [1, 3, 10],
-        "tie_rule": "average rank: 1 + (#negatives > pos + #negatives >= pos) / 2 (TGB, OGB)",
-        "submission": {"format": "parquet", "rows": "one per query of the split's negatives file, any order",
-                       "columns": [{"name": "query", "type": "int64"}, {"name": "pos_score", "type": "float32"},
-                                   {"name": "neg_scores", "type": "list<float32>"}],
-                       "neg_scores": "exactly count[query] scores, in the order of the query's negatives"}}
 
 
 _ALL_PAIRS = {"kind": "all-ordered-pairs", "exclude_self_loops": True}

@@ -1,0 +1,110 @@
+"""The registry of dataset families: who builds which recipe, who writes which manifests.
+
+A family is a plug-in: its own folder declares a :class:`Family` (its generators, its catalogue, how it writes an
+entry's artifacts and manifest, how it rebuilds a recipe, and its preflight), and :data:`REGISTERED` names its
+module, one line per family. ``python -m generators``, the local-build source (:mod:`generators.build`) and
+everything else that needs "every family" iterate this registry; nothing else lists families or dispatches on a
+generator name's prefix.
+
+Adding a family: write ``generators/<family>/family.py`` defining ``FAMILY``, then add one line to
+:data:`REGISTERED`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from tgbhub.errors import GenerationError
+from tgbhub.manifest import Recipe
+
+#: family name -> the module (relative to this package) that defines its ``FAMILY``
+REGISTERED: dict[str, str] = {
+    "t-grab": ".tgrab.family",
+    "chaosnet": ".chaosnet.family",
+}
+
+
+class CatalogueEntry(Protocol):
+    """What the registry needs of a family's catalogue entry (each family's entry type adds its own facts)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Built:
+    """Files a builder wrote (manifest file name -> path) and the columns it still holds in memory (may be empty),
+    so the cache need not decode them again."""
+
+    files: dict[str, Path]
+    columns: dict[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Parent:
+    """A verified parent dataset handed to a derived dataset's builder: its manifest and its decoded columns
+    (file name -> column name -> array), exactly as the cache verified them."""
+
+    manifest: Any
+    columns: Mapping[str, Mapping[str, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One family's plug-in.
+
+    ``generators``: the recipe generator names this family builds. ``catalogue()``: every dataset version it
+    publishes. ``write(entry, folder)``: build ``entry``'s artifacts into ``folder`` and return its manifest document.
+    ``build(recipe, folder, parents)``: rebuild a published recipe's artifacts (the local-build source);
+    ``parents`` holds the verified parents of a derived recipe (empty otherwise). ``preflight(recipe)``: refuse,
+    before any long work, a build this machine could not reproduce.
+    """
+
+    name: str
+    generators: frozenset[str]
+    catalogue: Callable[[], Sequence[CatalogueEntry]]
+    write: Callable[[Any, Path], dict[str, Any]]
+    build: Callable[[Recipe, Path, Mapping[str, Parent]], Built]
+    preflight: Callable[[Recipe], None]
+
+
+@cache
+def family(name: str) -> Family:
+    """The registered family ``name``.
+
+    Raises:
+        GenerationError: if no family of that name is registered.
+    """
+    if name not in REGISTERED:
+        raise GenerationError(f"no dataset family {name!r} is registered (known: {', '.join(REGISTERED)}); "
+                              "upgrade tgbhub, or register the family in generators/families.py")
+    return importlib.import_module(REGISTERED[name], __package__).FAMILY
+
+
+def families() -> list[Family]:
+    """Every registered family, in registration order."""
+    return [family(name) for name in REGISTERED]
+
+
+def family_of(recipe: Recipe) -> Family:
+    """The family whose generators include the recipe's generator.
+
+    Raises:
+        GenerationError: if no registered family builds that generator.
+    """
+    for candidate in families():
+        if recipe.generator in candidate.generators:
+            return candidate
+    known = sorted(g for f in families() for g in f.generators)
+    raise GenerationError(f"recipe names generator {recipe.generator!r}, which no family of this tgbhub builds "
+                          f"(known: {', '.join(known)}); upgrade tgbhub, or fetch the dataset from a hub")

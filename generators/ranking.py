@@ -1,0 +1,104 @@
+"""The ranking task every temporal graph carries: its task block, its negatives recipe and its artifacts.
+
+Shared by every family of temporal graphs (T-GRAB, and the datasets derived from them): one query per undirected
+edge (``src < dst``), TGB 1.x's hist-rnd negatives drawn from counter-based streams (:mod:`generators.negatives`),
+one Parquet file per evaluated split.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .edges import TemporalEdges
+from .negatives import hist_rnd, history_csr, stream_key
+from tgbhub.errors import GenerationError
+
+
+#: negatives per query of the ranking task: 20 (TGB's THG q), enough for Hits@10 to mean something on 100 nodes
+RANKING_Q = 20
+RANKING_HIST_RATIO = 0.5
+
+
+def negatives_params(name: str, version: str, eval_splits: list[str]) -> dict[str, Any]:
+    """The recipe block that rebuilds the ranking task's negatives (``params["negatives"]``)."""
+    return {"strategy": "hist-rnd", "q": RANKING_Q, "hist_ratio": RANKING_HIST_RATIO, "splits": eval_splits,
+            "namespace": f"{name}@{version}", "queries": "src<dst", "history": "before-split"}
+
+
+def negatives_file(split: str) -> str:
+    """The artifact holding the negatives of ``split``."""
+    return f"negatives-{split}.parquet"
+
+
+def ranking_task(negatives: dict[str, Any]) -> dict[str, Any]:
+    """TGB-style one-vs-many ranking over the same snapshots: every undirected edge is one query."""
+    return {
+        "name": "ranking", "type": "one-vs-many-ranking", "report_split": "test",
+        "query": "one per undirected edge of a snapshot of the split, the stored row (t, src, dst) with src < dst: "
+                 "rank dst among the query's negatives as destinations of src at t",
+        "history": "true snapshots before t, including earlier snapshots of the evaluated split",
+        "negatives": {
+            "strategy": "hist-rnd (TGB 1.x), topped up from the other pool when one is short", "q": negatives["q"],
+            "hist_ratio": negatives["hist_ratio"],
+            "historical_pool": "destinations of src in every snapshot before the split starts, minus conflicts",
+            "random_pool": "all nodes minus conflicts, src itself and the historical pool",
+            "conflicts": "every destination of src at t (never drawn as a negative)",
+            "padding": "-1 after the first count[i] entries of a row when both pools are short",
+            "seed": "query i: splitmix64(key + splitmix64(i)), key = first 8 bytes (little-endian) of "
+                    "sha256('tgbhub-negatives-v1|<name>@<version>|<split>|<recipe seed>')",
+            "files": {split: negatives_file(split) for split in negatives["splits"]}},
+        "metrics": ["mrr", "hits@1", "hits@3", "hits@10"], "ks": [1, 3, 10],
+        "tie_rule": "average rank: 1 + (#negatives > pos + #negatives >= pos) / 2 (TGB, OGB)",
+        "submission": {"format": "parquet", "rows": "one per query of the split's negatives file, any order",
+                       "columns": [{"name": "query", "type": "int64"}, {"name": "pos_score", "type": "float32"},
+                                   {"name": "neg_scores", "type": "list<float32>"}],
+                       "neg_scores": "exactly count[query] scores, in the order of the query's negatives"}}
+
+
+
+def _negatives_schema(q: int) -> pa.Schema:
+    return pa.schema([("t", pa.int64()), ("src", pa.int32()), ("dst", pa.int32()),
+                      ("negatives", pa.list_(pa.int32(), q)), ("count", pa.int32())])
+
+
+def make_negatives(edges: TemporalEdges, splits: Mapping[str, tuple[int, int]], spec: Mapping[str, Any],
+                   seed: int) -> dict[str, dict[str, np.ndarray]]:
+    """The ranking task's negatives, one artifact per split in ``spec["splits"]`` (``params["negatives"]``).
+
+    Queries are the rows with ``src < dst`` (one per undirected edge); the historical pool of a split is every
+    edge before it starts. Returns file name -> columns ``t, src, dst, negatives [n, q], count``.
+
+    Raises:
+        GenerationError: if the spec names a strategy or query rule this generator does not implement.
+    """
+    if spec.get("strategy") != "hist-rnd" or spec.get("queries") != "src<dst" or spec.get("history") != "before-split":
+        raise GenerationError(f"negatives spec {dict(spec)!r} is not one this tgbhub builds (hist-rnd, src<dst, "
+                              "before-split); upgrade tgbhub")
+    out = {}
+    for split in spec["splits"]:
+        lo, hi = splits[split]
+        first, last = np.searchsorted(edges.t, [lo, hi])
+        t, src, dst = edges.t[first:last], edges.src[first:last], edges.dst[first:last]
+        history = history_csr(edges.src[:first], edges.dst[:first], edges.num_nodes)
+        queries = np.flatnonzero(src < dst)
+        negatives, count = hist_rnd(t, src, dst, history, edges.num_nodes, int(spec["q"]), float(spec["hist_ratio"]),
+                                    stream_key(str(spec["namespace"]), split, seed), queries=queries)
+        out[negatives_file(split)] = {"t": t[queries], "src": src[queries], "dst": dst[queries],
+                                      "negatives": negatives, "count": count}
+    return out
+
+
+def write_negatives(columns: Mapping[str, np.ndarray], path: str | os.PathLike[str]) -> None:
+    """Write negatives as Parquet: key columns, ``negatives`` as a fixed-size list, ``count``; byte-stable."""
+    matrix = np.ascontiguousarray(columns["negatives"], dtype=np.int32)
+    lists = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
+    arrays = [pa.array(columns["t"]), pa.array(columns["src"]), pa.array(columns["dst"]), lists,
+              pa.array(columns["count"])]
+    table = pa.Table.from_arrays(arrays, schema=_negatives_schema(matrix.shape[1]))
+    pq.write_table(table, path, compression="zstd", row_group_size=1 << 20, write_statistics=True)

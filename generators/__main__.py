@@ -16,8 +16,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from .families import REGISTERED, families
-
-MANIFESTS = Path(__file__).resolve().parent.parent / "manifests"
+from .manifests import MANIFEST_ROOT as MANIFESTS
 
 
 def manifest_path(root: Path, name: str, version: str) -> Path:

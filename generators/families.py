@@ -22,12 +22,13 @@ from typing import Any, Protocol
 import numpy as np
 
 from tgbhub.errors import GenerationError
-from tgbhub.manifest import Recipe
+from tgbhub.manifest import Manifest, Recipe
 
 #: family name -> the module (relative to this package) that defines its ``FAMILY``
 REGISTERED: dict[str, str] = {
     "t-grab": ".tgrab.family",
     "chaosnet": ".chaosnet.family",
+    "tlpcf": ".tlpcf.family",
 }
 
 
@@ -50,13 +51,15 @@ class Built:
     columns: dict[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Parent:
-    """A verified parent dataset handed to a derived dataset's builder: its manifest and its decoded columns
-    (file name -> column name -> array), exactly as the cache verified them."""
+class Parent(Protocol):
+    """A verified parent dataset as a derived dataset's builder reads it (the build source hands over
+    :class:`tgbhub.sources.build.Parent`): its manifest and every file's columns, exactly as the cache verified them."""
 
-    manifest: Any
-    columns: Mapping[str, Mapping[str, np.ndarray]]
+    @property
+    def manifest(self) -> Manifest: ...
+
+    @property
+    def columns(self) -> Mapping[str, Mapping[str, np.ndarray]]: ...
 
 
 @dataclass(frozen=True)

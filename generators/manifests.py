@@ -15,7 +15,10 @@ import numpy as np
 from tgbhub.hashing import file_sha256
 from tgbhub.manifest import CROISSANT_CONFORMS_TO, croissant_context
 
+#: the repository's manifests (the authoring side writes and reads them here; the client reads its bundled copy)
+MANIFEST_ROOT = Path(__file__).resolve().parent.parent / "manifests"
 HUB_URL = "https://huggingface.co/datasets/tgbhub"
+PROV = "http://www.w3.org/ns/prov#"
 #: Croissant data types of the numpy dtypes our Parquet artifacts hold
 CROISSANT_TYPES = {"int64": "cr:Int64", "int32": "cr:Int32", "float64": "cr:Float64", "float32": "cr:Float32"}
 ENCODINGS = {".parquet": "application/x-parquet", ".h5": "application/x-hdf5"}
@@ -67,4 +70,6 @@ def croissant_document(*, name: str, version: str, description: str, license: st
     document.update({"stats": dict(stats), "knownDiscrepancies": list(discrepancies)})
     document.update(extra or {})
     document["@context"] = croissant_context(document)
+    if any(key.startswith("prov:") for key in document):  # lineage in PROV-O, as Croissant 1.1 recommends
+        document["@context"]["prov"] = PROV
     return document

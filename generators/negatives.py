@@ -154,7 +154,9 @@ def _sorted_by(*keys: np.ndarray) -> bool:
         return True
     undecided = np.ones(len(keys[0]) - 1, dtype=bool)
     for key in keys:
-        step = np.diff(np.asarray(key, dtype=np.int64))
+        values = np.asarray(key)
+        # integers widen to int64 (no unsigned wrap-around); float times (derived datasets) must not be truncated
+        step = np.diff(values.astype(np.int64) if values.dtype.kind in "iub" else values)
         if np.any(undecided & (step < 0)):
             return False
         undecided &= step == 0

@@ -62,8 +62,8 @@ def ranking_task(negatives: dict[str, Any]) -> dict[str, Any]:
 
 
 
-def _negatives_schema(q: int) -> pa.Schema:
-    return pa.schema([("t", pa.int64()), ("src", pa.int32()), ("dst", pa.int32()),
+def _negatives_schema(q: int, t_type: pa.DataType = pa.int64()) -> pa.Schema:
+    return pa.schema([("t", t_type), ("src", pa.int32()), ("dst", pa.int32()),
                       ("negatives", pa.list_(pa.int32(), q)), ("count", pa.int32())])
 
 
@@ -100,5 +100,7 @@ def write_negatives(columns: Mapping[str, np.ndarray], path: str | os.PathLike[s
     lists = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
     arrays = [pa.array(columns["t"]), pa.array(columns["src"]), pa.array(columns["dst"]), lists,
               pa.array(columns["count"])]
-    table = pa.Table.from_arrays(arrays, schema=_negatives_schema(matrix.shape[1]))
+    # t is int64 snapshots for base datasets, float64 for derived ones whose test events were moved in time
+    table = pa.Table.from_arrays(arrays, schema=_negatives_schema(matrix.shape[1],
+                                                                  pa.from_numpy_dtype(columns["t"].dtype)))
     pq.write_table(table, path, compression="zstd", row_group_size=1 << 20, write_statistics=True)

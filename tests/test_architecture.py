@@ -29,7 +29,8 @@ ALLOWED = {
     "tgbhub.baselines": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.data", "tgbhub.baselines"},
     # the repository's generators/ folder, installed as tgbhub.generators (tgbhub/generators is a link to it); inside
     # it imports are relative, so only its imports of tgbhub modules show here
-    "generators": {"tgbhub.manifest", "tgbhub.hashing", "tgbhub.errors"},
+    # (and the pure metric functions, which a derived dataset's manifest records: ATD/ACD against its parent)
+    "generators": {"tgbhub.manifest", "tgbhub.hashing", "tgbhub.errors", "tgbhub.evaluate.metrics"},
 }
 ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli", "tgbhub.publish", "tgbhub.doctor"}
 

@@ -121,7 +121,7 @@ def test_ranking_with_padded_rows_uses_variable_lists() -> None:
     from tgbhub.manifest import Manifest
 
     class Truth:  # a split with a short pool: query 1 has only 2 of q = 3 negatives
-        def negatives(self, split):
+        def negatives(self, split, task=None):
             from tgbhub.data import Negatives
             return Negatives(split, "negatives-test.parquet", np.zeros(2), np.zeros(2), np.zeros(2),
                              np.array([[1, 2, 3], [4, 5, -1]]), np.array([3, 2]))

@@ -58,7 +58,7 @@ def test_newest_version_wins(tmp_path) -> None:
 def test_names_sort_naturally_and_filter_by_family() -> None:
     names = Registry().names("t-grab")
     assert names.index("t-grab/ce-4") < names.index("t-grab/ce-16")
-    assert len(names) == 52 and Registry().names("nope") == []
+    assert len([n for n in names if "~" not in n]) == 52 and Registry().names("nope") == []  # bases; "~": variants
 
 
 def test_numbers_sort_as_numbers() -> None:

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from tgbhub.api import get_evaluator, load_dataset, resolve
+from tgbhub.api import counterfactual, get_evaluator, load_dataset, resolve
 from tgbhub.errors import (DatasetNotFoundError, FetchError, GenerationError, IntegrityError, InvalidNameError,
                            ManifestError, PublishError, SourceUnavailableError, SourceWarning, SubmissionError,
                            TgbhubError, VersionConflictError, VersionNotFoundError)
@@ -16,5 +16,6 @@ __version__ = "0.1.0"
 __all__ = [
     "DatasetNotFoundError", "FetchError", "GenerationError", "IntegrityError", "InvalidNameError", "ManifestError",
     "PublishError", "SourceUnavailableError", "SourceWarning", "SubmissionError", "TgbhubError",
-    "VersionConflictError", "VersionNotFoundError", "__version__", "get_evaluator", "load_dataset", "resolve",
+    "VersionConflictError", "VersionNotFoundError", "__version__", "counterfactual", "get_evaluator", "load_dataset",
+    "resolve",
 ]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from pathlib import Path
+
+import numpy as np
 
 from tgbhub import cache, config
 from tgbhub.data import TemporalGraphDataset, TrajectoryDataset, open_dataset
@@ -15,7 +17,7 @@ from tgbhub.manifest import Manifest
 from tgbhub.progress import Steps
 from tgbhub.registry import Registry
 from tgbhub.sources import Source
-from tgbhub.sources.build import BuildSource
+from tgbhub.sources.build import BuildSource, Parent
 from tgbhub.sources.hf import HubSource
 from tgbhub.sources.http import MirrorSource
 
@@ -29,12 +31,14 @@ def registry() -> Registry:
 
 
 def default_sources(*, offline: bool | None = None, hub_endpoint: str | None = None, mirrors: Names = None,
-                    sources: Names = None, hub_org: str | None = None, token: str | None = None) -> list[Source]:
+                    sources: Names = None, hub_org: str | None = None, token: str | None = None,
+                    parents: Mapping[str, Parent] | None = None) -> list[Source]:
     """The sources tried, in order, when the cache misses.
 
     The order is ``sources``, else ``$TGBHUB_SOURCES``, else hub, mirror, build. The hub takes part only when an
     endpoint is configured (``hub_endpoint`` or ``$TGBHUB_ENDPOINT``), mirrors only when listed (``mirrors`` or
-    ``$TGBHUB_MIRRORS``), and in offline mode no source that opens a socket takes part.
+    ``$TGBHUB_MIRRORS``), and in offline mode no source that opens a socket takes part. ``parents`` are the verified
+    parents a derived dataset's local build reads (see :func:`load_dataset`).
 
     Raises:
         InvalidNameError: if a setting is malformed (unknown source name, a mirror that is not a URL, ...).
@@ -47,7 +51,7 @@ def default_sources(*, offline: bool | None = None, hub_endpoint: str | None = N
         elif kind == "mirror":
             chosen.extend(MirrorSource(url) for url in config.mirror_urls(mirrors))
         elif kind == "build":
-            chosen.append(BuildSource())
+            chosen.append(BuildSource(parents))
     if config.offline_mode(offline):
         chosen = [s for s in chosen if not s.needs_network]
     return chosen
@@ -86,10 +90,49 @@ def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.P
         SourceUnavailableError: if the cache misses and no source could provide verified bytes (lists each reason).
     """
     manifest = resolve(name, version)
-    chosen = default_sources(offline=offline, hub_endpoint=hub_endpoint, mirrors=mirrors, sources=sources)
-    entry, served_by = ensure_cached(manifest, config.cache_root(cache_dir), chosen,
-                                     offline=config.offline_mode(offline))
-    return open_dataset(manifest, entry.columns, served_by, evaluator_factory=get_evaluator)
+    return open_verified(manifest, config.cache_root(cache_dir), offline=offline, hub_endpoint=hub_endpoint,
+                         mirrors=mirrors, sources=sources)[0]
+
+
+def open_verified(manifest: Manifest, root: Path, **settings: Any
+                  ) -> tuple[TemporalGraphDataset | TrajectoryDataset, cache.CacheEntry]:
+    """The dataset object and verified cache entry of ``manifest`` under cache ``root``; ``settings`` are
+    :func:`default_sources`' (``offline``, ``hub_endpoint``, ``mirrors``, ``sources``). A derived dataset's parent is
+    opened first, through the same verified path (cache, hub, mirror or build), and checked against the digests its
+    recipe pins.
+
+    Raises:
+        IntegrityError: if a derived dataset's parent does not have the content its recipe pins.
+        SourceUnavailableError: as :func:`ensure_cached`, for the dataset or its parent.
+    """
+    parent = None
+    parents: dict[str, Parent] = {}
+    if manifest.derived_from is not None:
+        parent_manifest = resolve(manifest.derived_from)
+        parent, parent_entry = open_verified(parent_manifest, root, **settings)
+        _check_parent(manifest, parent_manifest)
+        parents[manifest.derived_from] = Parent(parent_manifest, {
+            file: {column: np.load(path, mmap_mode="r", allow_pickle=False) for column, path in columns.items()}
+            for file, columns in parent_entry.columns.items()})
+    chosen = default_sources(**settings, parents=parents)
+    entry, served_by = ensure_cached(manifest, root, chosen, offline=config.offline_mode(settings.get("offline")))
+    return open_dataset(manifest, entry.columns, served_by, evaluator_factory=get_evaluator,
+                        parent=parent), entry  # type: ignore[arg-type]
+
+
+def _check_parent(manifest: Manifest, parent: Manifest) -> None:
+    """The parent's published digests must be the ones the derived recipe was built from.
+
+    Raises:
+        IntegrityError: naming the parent file whose content digest differs.
+    """
+    for file, digest in manifest.recipe.parent.digests.items():  # type: ignore[union-attr]
+        published = parent.file(file).digest
+        if published != digest:
+            raise IntegrityError(f"{manifest.name}@{manifest.version}: parent {manifest.derived_from} file {file}",
+                                 f"content digest {digest}", f"{published}",
+                                 "The derived manifest does not belong to this parent version: reinstall tgbhub "
+                                 "(its bundled manifests are inconsistent) or report it")
 
 
 def ensure_cached(manifest: Manifest, root: Path, sources: Sequence[Source],
@@ -158,3 +201,89 @@ def get_evaluator(dataset: TemporalGraphDataset | TrajectoryDataset, task: str |
     from tgbhub.evaluate import get_evaluator as bind  # imported on use: metric kernels load numba
 
     return bind(dataset.manifest, dataset, task)
+
+
+def _pick_variants(base: Manifest, kinds: Sequence[str], seeds: Sequence[int]) -> list[str]:
+    """The names of ``base``'s published variants of the given kinds (``shuffle``, ``intense-k5``) and seeds, in
+    that kind order, then by seed.
+
+    Raises:
+        InvalidNameError: for a kind ``base`` has no variant of.
+    """
+    from tgbhub.errors import InvalidNameError
+    from tgbhub.evaluate.counterfactual import kind_label
+
+    parent = f"{base.name}@{base.version}"
+    found: dict[str, tuple[str, int]] = {}
+    # every variant names its base before "~" (README: derived datasets); its manifest says kind, params and seed
+    for candidate in _REGISTRY.names(base.name.partition("/")[0]):
+        if candidate.startswith(base.name + "~"):
+            manifest = resolve(candidate)
+            if manifest.derived_from == parent:
+                found[candidate] = (kind_label(manifest.transform), int(manifest.transform["seed"]))
+    known = sorted({kind for kind, _ in found.values()})
+    for label in kinds:
+        if label not in known:
+            raise InvalidNameError(f"{parent} has no variants of kind {label!r}; its kinds are "
+                                   f"{', '.join(known) or 'none'} (write a kind as in a variant's name)")
+    chosen = [(kinds.index(kind), seed, name) for name, (kind, seed) in found.items()
+              if kind in kinds and seed in seeds]
+    return [name for _, _, name in sorted(chosen)]
+
+def counterfactual(name: str, model: str | None = None, *, predictions: str | os.PathLike[str] | None = None,
+                   kinds: Sequence[str] | None = None, seeds: Sequence[int] | None = None, negatives: str = "paired",
+                   controls: Sequence[str] = ("edgebank", "recency"), epsilon: float = 0.05,
+                   cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None) -> Any:
+    """The counterfactual sanity check (TLPCF) of a baseline ``model`` or a ``predictions`` file on dataset ``name``.
+
+    Loads ``name`` (a base dataset) and its distorted variants (``kinds`` like ``"shuffle"``, ``"intense-k5"``,
+    default the three published kinds; ``seeds`` default 0-9; with ``predictions`` and no ``kinds``/``seeds``, the
+    variants the file scores), scores every condition with the model and with the ``controls`` (EdgeBank-inf and
+    the recency heuristic by default), and compares real against each kind
+    (:func:`tgbhub.evaluate.counterfactual.evaluate_counterfactual`). ``negatives`` is ``"paired"`` or
+    ``"regenerated"``. Returns a :class:`~tgbhub.evaluate.counterfactual.Report` (``.rows``, ``.to_json()``,
+    ``.write(folder)``).
+
+    >>> report = counterfactual("t-grab/ce-64", "persistence", seeds=range(3))   # doctest: +SKIP
+    >>> sorted({r["verdict"] for r in report.rows if r["model"] == "persistence"})   # doctest: +SKIP
+
+    Raises:
+        InvalidNameError: if ``name`` is a derived dataset, a kind is malformed, or neither/both of ``model`` and
+            ``predictions`` are given.
+        UnsupportedTaskError: if ``model`` or a control is not a baseline of the one-vs-many ranking task.
+        DatasetNotFoundError, SourceUnavailableError: for a dataset or variant that cannot be loaded.
+        ScoreError, SubmissionError: for predictions that miss a condition or break the long format.
+    """
+    from tgbhub.baselines import run_baseline
+    from tgbhub.errors import InvalidNameError
+    from tgbhub.evaluate.counterfactual import (DEFAULT_KINDS, DEFAULT_SEEDS, REAL, evaluate_counterfactual,
+                                                read_predictions)
+
+    if (model is None) == (predictions is None):
+        raise InvalidNameError("pass exactly one of model= (a baseline name, e.g. 'edgebank') and predictions= (a "
+                               "long-format Parquet file)")
+    settings = {"cache_dir": cache_dir, "offline": offline}
+    real = load_dataset(name, **settings)
+    if real.manifest.derived_from is not None:
+        raise InvalidNameError(f"{name} is a derived dataset; pass its base, {real.manifest.derived_from}")
+    scored = read_predictions(predictions) if predictions is not None else None
+    if scored is not None and kinds is None and seeds is None:
+        wanted = sorted({v for v, _ in scored if v != REAL})
+    else:
+        wanted = _pick_variants(real.manifest, list(kinds or DEFAULT_KINDS),
+                                list(DEFAULT_SEEDS if seeds is None else seeds))
+    variants = [load_dataset(variant, **settings) for variant in wanted]
+
+    def baseline(label: str) -> Any:
+        # a heuristic is deterministic: the run number does not change its scores
+        return lambda dataset, task, run: run_baseline(label, dataset, dataset.manifest.task_named(task), "test")
+
+    models: dict[str, Any] = {}
+    if model is not None:
+        models[model] = baseline(model)
+    else:
+        models[Path(predictions).stem] = scored  # type: ignore[arg-type]
+    for label in controls:
+        models.setdefault(label, baseline(label))
+    return evaluate_counterfactual(real, variants, models, negatives=negatives, epsilon=epsilon,
+                                   controls=[c for c in controls if c != model])

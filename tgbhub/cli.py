@@ -33,7 +33,8 @@ def _summary(manifest: Manifest) -> dict[str, Any]:
     stats = manifest.stats
     return {"name": manifest.name, "version": manifest.version, "num_nodes": manifest.graph.get("num_nodes"),
             "num_rows": stats.get("num_rows"), "num_snapshots": manifest.graph.get("num_snapshots"),
-            "splits": list(manifest.splits), "bytes": sum(f.size for f in manifest.files)}
+            "splits": list(manifest.splits), "bytes": sum(f.size for f in manifest.files),
+            "derived_from": manifest.derived_from, "transform": manifest.transform}
 
 
 def _print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
@@ -44,15 +45,23 @@ def _print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """Every dataset (JSON: all rows, derived ones with ``derived_from`` and ``transform``); the table shows base
+    datasets with a count of their derived variants, and the variants themselves with ``--derived``."""
     registry = api.registry()
     if args.family and args.family not in registry.families():
         raise TgbhubError(f"unknown family {args.family!r}; families: {', '.join(registry.families())}")
     rows = [_summary(api.resolve(name)) for name in registry.names(args.family)]
     if args.json:
         print(json.dumps(rows, indent=1))
-    else:
-        _print_table([{**row, "size": human_bytes(row["bytes"])} for row in rows],
-                     ["name", "version", "num_nodes", "num_rows", "num_snapshots", "size"])
+        return 0
+    variants: dict[str, int] = {}
+    for row in rows:
+        if row["derived_from"]:
+            base = row["derived_from"].partition("@")[0]
+            variants[base] = variants.get(base, 0) + 1
+    shown = [{**row, "size": human_bytes(row["bytes"]), "variants": variants.get(row["name"], 0)}
+             for row in rows if args.derived or not row["derived_from"]]
+    _print_table(shown, ["name", "version", "num_nodes", "num_rows", "num_snapshots", "size", "variants"])
     return 0
 
 
@@ -100,6 +109,11 @@ def cmd_info(args: argparse.Namespace) -> int:
         return 0
     for key in ("name", "version", "description", "num_nodes", "num_rows", "num_snapshots", "splits"):
         print(f"{key:>14}: {info[key]}")
+    if manifest.derived_from:
+        transform = info["transform"]
+        shown = ", ".join(f"{k}={v}" for k, v in transform["params"].items())
+        print(f"{'derived from':>14}: {manifest.derived_from} by {transform['kind']} ({shown}), seed {transform['seed']}"
+              f"; files hold only the rows it replaces ({manifest.graph['replaces']['split']})")
     if recipe:
         params = ", ".join(f"{k}={v}" for k, v in recipe.get("params", {}).items() if not isinstance(v, dict))
         print(f"{'recipe':>14}: {recipe.get('generator')} {recipe.get('version')}, seed {recipe.get('seed')}")
@@ -269,6 +283,48 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_counterfactual(args: argparse.Namespace) -> int:
+    """The TLPCF counterfactual check of a baseline or a predictions file (table, JSON, Parquet, plot), or with
+    ``--generative FILE`` the ATD/ACD evaluation of predicted events against the reference baselines."""
+    from pathlib import Path
+
+    from tgbhub.evaluate import counterfactual as harness
+
+    if args.generative:
+        name = args.name or args.model
+        real = api.load_dataset(name, cache_dir=args.cache_dir)
+        options = {"fallback": args.fallback, "clip_to_reference_window": args.clip, "directed": not args.undirected}
+        result = harness.generative_evaluation(real, args.generative, **options)
+        kinds = [("shuffle", "shuffles"), ("intense-k1", "jittered")]
+        found = {key: [api.load_dataset(f"{real.manifest.name}~{kind}-s{seed}", cache_dir=args.cache_dir)
+                       for seed in harness.seed_list(args.seeds or "0-9")] for kind, key in kinds}
+        result["baselines"] = harness.generative_baselines(real, **found, **options)
+        print(json.dumps(harness.json_ready(result), indent=1) if args.json else
+              "\n".join(harness.generative_lines(result, result["baselines"])))
+        return 0
+    if args.name is None:
+        raise TgbhubError("counterfactual needs MODEL and NAME, e.g. tgbhub counterfactual edgebank t-grab/ce-64 "
+                          "(or NAME with --generative FILE)")
+    is_file = args.model.endswith(".parquet") or os.path.isfile(args.model)
+    report = api.counterfactual(args.name, None if is_file else args.model,
+                                predictions=args.model if is_file else None, kinds=args.kinds,
+                                seeds=harness.seed_list(args.seeds) if args.seeds else None, negatives=args.negatives,
+                                epsilon=args.epsilon, controls=args.controls, cache_dir=args.cache_dir)
+    label = Path(args.model).stem if is_file else args.model
+    out = Path(args.out or f"counterfactual-{label}-{args.name.partition('@')[0].replace('/', '-')}")
+    written = report.write(out)
+    if args.json:
+        print(json.dumps({**report.to_json(), "written": {k: str(v) for k, v in written.items()},
+                          "plot_skipped": report.plot_skipped}, indent=1, allow_nan=False))
+        return 0
+    print("\n".join(harness.table_lines(report)))
+    for kind, path in written.items():
+        print(f"wrote {kind}: {path}")
+    if report.plot_skipped:
+        print(f"plot skipped: {report.plot_skipped}")
+    return 0
+
+
 def _add_grading_commands(commands: Any) -> None:
     evaluate = commands.add_parser("evaluate", help="grade a submission file (Parquet) against a dataset's task")
     evaluate.add_argument("name", help="family/name[@version]")
@@ -291,6 +347,30 @@ def _add_grading_commands(commands: Any) -> None:
     baseline.add_argument("--out", help="also write the submission to this Parquet file")
     baseline.add_argument("--json", action="store_true")
     baseline.set_defaults(run=cmd_baseline)
+    counter = commands.add_parser("counterfactual", help="TLPCF counterfactual check on distorted test splits")
+    counter.add_argument("model", help="a ranking baseline (edgebank, persistence, recency, ...) or a long-format "
+                         "predictions Parquet file (columns variant, run, query, neg_rank, score); with --generative "
+                         "the dataset NAME")
+    counter.add_argument("name", nargs="?", help="the base dataset, family/name[@version]")
+    counter.add_argument("--negatives", choices=("paired", "regenerated"), default="paired",
+                         help="paired: each distorted query keeps its real event's negatives (default); regenerated: "
+                         "hist-rnd recomputed on the distorted stream")
+    counter.add_argument("--kinds", nargs="+", help="variant kinds (default: shuffle intense-k5 intense-k1)")
+    counter.add_argument("--seeds", help="variant seeds, e.g. 0-9 (default) or 0,1,2")
+    counter.add_argument("--controls", nargs="*", default=["edgebank", "recency"],
+                         help="control heuristics scored on the same variants (default: edgebank recency)")
+    counter.add_argument("--epsilon", type=float, default=0.05, help="the margin of margin_drop (default: 0.05)")
+    counter.add_argument("--out", help="folder for counterfactual.json/.parquet/.png (default: "
+                         "./counterfactual-MODEL-DATASET)")
+    counter.add_argument("--generative", metavar="FILE", help="instead: ATD/ACD of predicted events (Parquet: src, "
+                         "dst, t[, sample_id]) against the real test split and the reference baselines")
+    counter.add_argument("--fallback", default="cap", choices=("cap", "horizon_end", "error"),
+                         help="--generative: ATD's missing-pair convention (default: cap)")
+    counter.add_argument("--clip", action="store_true", help="--generative: drop predicted events outside the real "
+                         "test window")
+    counter.add_argument("--undirected", action="store_true", help="--generative: (u, v) and (v, u) are one pair")
+    counter.add_argument("--json", action="store_true")
+    counter.set_defaults(run=cmd_counterfactual)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -300,7 +380,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="list datasets")
     listing.add_argument("--family", help="only this family, e.g. t-grab")
-    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--derived", action="store_true",
+                         help="also list derived datasets (distorted variants), one row each")
+    listing.add_argument("--json", action="store_true", help="every dataset, derived ones included, as JSON")
     listing.set_defaults(run=cmd_list)
     info = commands.add_parser("info", help="show a dataset's manifest summary")
     info.add_argument("name", help="family/name[@version]")

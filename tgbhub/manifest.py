@@ -71,15 +71,37 @@ class FileEntry:
 
 
 @dataclass(frozen=True)
+class ParentRef:
+    """The dataset a derived dataset is built from: ``family/name@version`` and the content digest of each parent
+    file the transform reads (a parent whose verified content differs is refused, not silently used)."""
+
+    dataset: str
+    digests: Mapping[str, str]
+
+    @property
+    def name(self) -> str:
+        return self.dataset.partition("@")[0]
+
+    @property
+    def version(self) -> str:
+        return self.dataset.partition("@")[2]
+
+
+@dataclass(frozen=True)
 class Recipe:
     """Everything needed to rebuild the files exactly, plus ``checks``: values a generator may verify cheaply before
-    the long computation, to refuse a build that could not reproduce the published data (empty when absent)."""
+    the long computation, to refuse a build that could not reproduce the published data (empty when absent).
+
+    A derived dataset's recipe names its ``parent``; its ``generator`` is the transform, ``version`` the transform's
+    code version, ``params`` its canonical parameters (``kind`` first) and ``seed`` the variant's seed.
+    """
 
     generator: str
     version: str
     params: Mapping[str, Any]
     seed: int
     checks: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    parent: ParentRef | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +128,26 @@ class Manifest:
     @property
     def short_name(self) -> str:
         return self.name.split("/", 1)[1]
+
+    @property
+    def split_unit(self) -> str:
+        """What split boundaries count: ``snapshot`` (half-open ranges of ``t``), ``row`` (half-open row ranges) or
+        ``initial-condition``."""
+        return str(self.raw["splits"].get("unit", "snapshot"))
+
+    @property
+    def derived_from(self) -> str | None:
+        """``family/name@version`` of the parent, for a derived dataset; ``None`` for a base dataset."""
+        parent = self.recipe.parent if self.recipe is not None else None
+        return parent.dataset if parent is not None else None
+
+    @property
+    def transform(self) -> dict[str, Any] | None:
+        """``{"kind", "params", "seed"}`` of a derived dataset's transform; ``None`` for a base dataset."""
+        if self.derived_from is None:
+            return None
+        params = plain(self.recipe.params)  # type: ignore[union-attr]
+        return {"kind": params.pop("kind"), "params": params, "seed": self.recipe.seed}  # type: ignore[union-attr]
 
     @property
     def changelog(self) -> tuple[Mapping[str, Any], ...]:
@@ -185,6 +227,21 @@ def _parse_file(obj: Mapping[str, Any], digests: Mapping[str, Any], where: str) 
                      column_sha256=MappingProxyType(dict(digest.get("arrays", {}))))
 
 
+def _parse_parent(doc: Mapping[str, Any] | None, where: str) -> ParentRef | None:
+    if doc is None:
+        return None
+    dataset = str(_require(doc, "dataset", f"{where} recipe parent"))
+    name, at, version = dataset.partition("@")
+    if not at or "/" not in name or not version:
+        raise ManifestError(f"{where} recipe parent {dataset!r} is not 'family/name@version'; a derived dataset "
+                            "pins its parent's exact version")
+    digests = _require(doc, "digests", f"{where} recipe parent")
+    if not digests or not all(isinstance(v, str) and _SHA256.match(v) for v in digests.values()):
+        raise ManifestError(f"{where} recipe parent digests {dict(digests)!r} must map each parent file read to "
+                            "its 64-hex content digest")
+    return ParentRef(dataset=dataset, digests=MappingProxyType(dict(digests)))
+
+
 def parse_manifest(doc: Mapping[str, Any]) -> Manifest:
     """Build a :class:`Manifest` from a Croissant JSON-LD document.
 
@@ -203,7 +260,8 @@ def parse_manifest(doc: Mapping[str, Any]) -> Manifest:
                         version=_require(recipe_doc, "version", f"{where} recipe"),
                         params=_frozen(_require(recipe_doc, "params", f"{where} recipe")),
                         seed=int(_require(recipe_doc, "seed", f"{where} recipe")),
-                        checks=_frozen(recipe_doc.get("checks", {})))
+                        checks=_frozen(recipe_doc.get("checks", {})),
+                        parent=_parse_parent(recipe_doc.get("parent"), where))
     splits = {name: (int(lo), int(hi)) for name, (lo, hi) in _require(doc, "splits", where)["boundaries"].items()}
     tasks = doc.get("tasks")
     if tasks is not None and (not tasks or tasks[0] != _require(doc, "task", where)):

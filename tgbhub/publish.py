@@ -35,7 +35,6 @@ from tgbhub.hub.mirror import MirrorTarget
 from tgbhub.manifest import Manifest
 from tgbhub.progress import track
 from tgbhub.registry import Registry, parse_reference
-from tgbhub.sources.build import BuildSource
 
 Target = GitTarget | HfTarget | MirrorTarget
 
@@ -110,7 +109,7 @@ def select(catalogue: Registry, family: str, version: str, datasets: Sequence[st
 
 
 def _release(catalogue: Registry, manifest: Manifest, root: Path) -> Release:
-    entry, _ = api.ensure_cached(manifest, root, [BuildSource()])
+    _, entry = api.open_verified(manifest, root, offline=True, sources=["build"])  # parents first, if derived
     for item in manifest.files:
         actual = entry.sha256[item.name]  # recorded by the cache when it verified the file
         if actual != item.sha256:

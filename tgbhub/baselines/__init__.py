@@ -12,6 +12,14 @@ Built in (:mod:`tgbhub.baselines.edgebank`, :mod:`tgbhub.baselines.persistence`)
 - ``edgebank-tw``: pairs seen within a window of ``0.15 x`` the train split's span before the predicted snapshot;
 - ``persistence``: the true previous snapshot (for a split's first snapshot, the last one before it).
 
+For ``one-vs-many-ranking`` only (:mod:`tgbhub.baselines.recency`):
+
+- ``recency``: ``1 / (1 + t - last time the pair was seen)``, 0 for a pair never seen (rank-equivalent to
+  ``exp(-gap / tau)`` for every ``tau``); the timing-aware control of the counterfactual check.
+
+Every scorer answers snapshot (int64) and continuous (float64, a derived dataset's) timestamps, with splits counted
+in snapshots or rows.
+
 Registering a model for a new task type (e.g. ``rollout-forecasting`` with ``zero``/``persistence``/``linear``):
 write ``tgbhub/baselines/<topic>.py`` with functions decorated ``@register_baseline("<task type>", "<model>")``,
 import it at the bottom of this file, and ``tgbhub baseline MODEL NAME`` runs them; the CLI grades the returned
@@ -38,9 +46,13 @@ def snapshot_task(scorer: Scorer, dataset: Any, task: Mapping[str, Any], split: 
     return {**keys, "score": scorer(keys["src"], keys["dst"], keys["t"])}
 
 
-def ranking_task(scorer: Scorer, dataset: Any, split: str) -> dict[str, Any]:
-    """A ranking-task submission: ``scorer`` on each query's true destination and on its negatives."""
-    negatives = dataset.negatives(split)
+def ranking_task(scorer: Scorer, dataset: Any, split: str, task: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A ranking-task submission: ``scorer`` on each query's true destination and on its negatives.
+
+    ``task`` picks whose negatives are scored when a dataset declares several ranking tasks (a derived dataset's
+    ``ranking`` has paired negatives, ``ranking-regenerated`` regenerated ones); default: the default task's.
+    """
+    negatives = dataset.negatives(split) if task is None else dataset.negatives(split, task=task.get("name"))
     src, t = np.asarray(negatives.src), np.asarray(negatives.t)
     matrix = np.asarray(negatives.negatives)
     shape = matrix.shape
@@ -58,6 +70,7 @@ def run_baseline(model: str, dataset: Any, task: Mapping[str, Any], split: str) 
     return baseline_for(task, model)(dataset, task, split)
 
 
-from tgbhub.baselines import edgebank, persistence, trajectory  # noqa: E402,F401  (registers the built-in baselines)
+# registers the built-in baselines
+from tgbhub.baselines import edgebank, persistence, recency, trajectory  # noqa: E402,F401
 
 __all__ = ["BASELINES", "models_for", "register_baseline", "run_baseline"]

@@ -6,7 +6,8 @@
 - ``edgebank-tw``: pairs seen within the last ``W`` snapshots, ``W = ceil(0.15 x train snapshots)`` (TGB's
   time-window variant; the window ends just before the predicted snapshot).
 
-A pair in memory scores 1, any other 0.
+A pair in memory scores 1, any other 0. Snapshot (int64) and continuous (float64, a derived dataset's) timestamps
+are both supported; "before the query" always means strictly earlier in time.
 """
 
 from __future__ import annotations
@@ -31,20 +32,30 @@ def _memory(dataset: Any, split: str | None) -> PairTimes:
 
 
 def window(dataset: Any) -> int:
-    """``edgebank-tw``'s window in snapshots: 15% of the train split's span, at least 1."""
+    """``edgebank-tw``'s window in time units: 15% of the train split's span, at least 1.
+
+    A split counted in snapshots spans ``stop - start``; one counted in rows (a derived dataset) spans its first to
+    its last row's time plus one unit, which is the same number for the parent's train rows it keeps.
+    """
     start, stop = dataset.splits[TRAIN_SPLIT]
-    return max(1, math.ceil(WINDOW_FRACTION * (stop - start)))
+    if dataset.manifest.split_unit == "row":
+        times = dataset.split(TRAIN_SPLIT).t
+        span = float(times[-1] - times[0]) + 1.0 if len(times) else 0.0
+    else:
+        span = stop - start
+    return max(1, math.ceil(WINDOW_FRACTION * span))
 
 
 def _scorer(model: str, dataset: Any) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    # last_time is NaN for a pair never seen, and NaN >= x is False: "seen (recently enough)" in one comparison
     if model == "edgebank-train":
         memory = _memory(dataset, TRAIN_SPLIT)
-        return lambda s, d, t: (memory.last_before(s, d, t) >= 0).astype(np.float32)
+        return lambda s, d, t: (~np.isnan(memory.last_time(s, d, t))).astype(np.float32)
     memory = _memory(dataset, None)
     if model == "edgebank":
-        return lambda s, d, t: (memory.last_before(s, d, t) >= 0).astype(np.float32)
+        return lambda s, d, t: (~np.isnan(memory.last_time(s, d, t))).astype(np.float32)
     width = window(dataset)
-    return lambda s, d, t: (memory.last_before(s, d, t) >= np.asarray(t) - width).astype(np.float32)
+    return lambda s, d, t: (memory.last_time(s, d, t) >= np.asarray(t) - width).astype(np.float32)
 
 
 def _register(model: str) -> None:
@@ -54,7 +65,7 @@ def _register(model: str) -> None:
 
     @register_baseline("one-vs-many-ranking", model)
     def on_ranking(dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
-        return ranking_task(_scorer(model, dataset), dataset, split)
+        return ranking_task(_scorer(model, dataset), dataset, split, task)
 
 
 for _model in ("edgebank", "edgebank-train", "edgebank-tw"):

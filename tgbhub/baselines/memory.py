@@ -1,6 +1,8 @@
-"""What a heuristic remembers: when each ordered pair was last seen before a given snapshot (vectorised).
+"""What a heuristic remembers: when each ordered pair was last seen before a given time (vectorised).
 
-Every lookup is strictly causal: asking about snapshot ``t`` only sees rows with time ``< t``.
+Every lookup is strictly causal: asking about time ``t`` only sees rows with time ``< t``. Timestamps are snapshot
+indices (int64, a base dataset) or continuous (float64, a derived dataset whose test events were jittered or
+permuted); both are answered exactly, without rounding a float time to a snapshot.
 """
 
 from __future__ import annotations
@@ -15,25 +17,64 @@ from tgbhub.tasks import candidate_pairs, graded_snapshots
 
 
 class PairTimes:
-    """Rows ``(t, src, dst)`` encoded as sorted ``(pair, t)`` codes; answers "last time seen before t"."""
+    """Rows ``(t, src, dst)`` encoded as sorted ``(pair, time)`` codes; answers "last time seen before t".
+
+    Integer times are coded as themselves (``horizon`` bounds them). Float times are coded by their rank among the
+    distinct row times, so a code stays an exact int64 whatever the float values are, and "before t" compares the
+    float timestamps themselves.
+    """
 
     def __init__(self, t: np.ndarray, src: np.ndarray, dst: np.ndarray, num_nodes: int, horizon: int) -> None:
         self.num_nodes = int(num_nodes)
-        # a code orders by pair first, then time, so the latest sighting before t sits just left of (pair, t)
-        self.stride = int(horizon) + 1
-        self.codes = np.sort(self._code(src, dst, t))
+        times = np.asarray(t)
+        #: ``None`` for integer snapshot times; else the sorted distinct float times that ranks index into
+        self.times: np.ndarray | None = None
+        if np.issubdtype(times.dtype, np.integer):
+            # a code orders by pair first, then time, so the latest sighting before t sits just left of (pair, t)
+            self.stride = int(horizon) + 1
+            self.codes = np.sort(self._code(src, dst, times))
+        else:
+            self.times = np.unique(times.astype(np.float64))
+            self.stride = len(self.times) + 1
+            self.codes = np.sort(self._pair(src, dst) * self.stride + np.searchsorted(self.times, times))
+
+    def _pair(self, src: Any, dst: Any) -> np.ndarray:
+        return np.asarray(src, dtype=np.int64) * self.num_nodes + np.asarray(dst, dtype=np.int64)
 
     def _code(self, src: Any, dst: Any, t: Any) -> np.ndarray:
-        pair = np.asarray(src, dtype=np.int64) * self.num_nodes + np.asarray(dst, dtype=np.int64)
-        return pair * self.stride + np.asarray(t, dtype=np.int64)
+        return self._pair(src, dst) * self.stride + np.asarray(t, dtype=np.int64)
 
-    def last_before(self, src: Any, dst: Any, t: Any) -> np.ndarray:
-        """For each query, the last snapshot ``< t`` in which ``(src, dst)`` was seen, or ``-1``."""
-        wanted = self._code(src, dst, t)
+    def _lookup(self, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each query code, whether its pair has an earlier code, and that code."""
         at = np.searchsorted(self.codes, wanted, side="left") - 1
         found = self.codes[np.maximum(at, 0)]
         same = (at >= 0) & (found // self.stride == wanted // self.stride)
+        return same, found
+
+    def last_before(self, src: Any, dst: Any, t: Any) -> np.ndarray:
+        """For each query, the last snapshot ``< t`` in which ``(src, dst)`` was seen, or ``-1``.
+
+        Raises:
+            TypeError: if the rows have continuous (float) times: use :meth:`last_time`.
+        """
+        if self.times is not None:
+            raise TypeError("last_before answers snapshot (integer) times only; these rows have float times, use "
+                            "last_time, which returns NaN for a pair not seen")
+        same, found = self._lookup(self._code(src, dst, t))
         return np.where(same, found % self.stride, -1)
+
+    def last_time(self, src: Any, dst: Any, t: Any) -> np.ndarray:
+        """For each query, the last time ``< t`` at which ``(src, dst)`` was seen (float64), or NaN if never.
+
+        NaN compares false with everything, so ``last_time(...) >= x`` is a "seen, and recently" test.
+        """
+        if self.times is None:
+            last = self.last_before(src, dst, t)
+            return np.where(last >= 0, last.astype(np.float64), np.nan)
+        # a query's rank counts the distinct row times strictly below t, so rows at t itself are never "before"
+        rank = np.searchsorted(self.times, np.asarray(t, dtype=np.float64), side="left")
+        same, found = self._lookup(self._pair(src, dst) * self.stride + rank)
+        return np.where(same, self.times[found % self.stride], np.nan)
 
 
 def rows(dataset: Any, split: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,4 +1,9 @@
-"""Discrete-time temporal graphs as numpy views over verified, memory-mapped cache files."""
+"""Temporal graphs as numpy views over verified, memory-mapped cache files.
+
+Timestamps are int64 snapshot indices (discrete time, splits in ``snapshot`` units: half-open ranges of ``t``) or
+float64 (a derived dataset whose test events were jittered or permuted; splits in ``row`` units: half-open row
+ranges, so a loader never recomputes a split from timestamps). The manifest declares which (``splits.unit``).
+"""
 
 from __future__ import annotations
 
@@ -16,7 +21,8 @@ from tgbhub.manifest import Manifest
 
 @dataclass(frozen=True)
 class SnapshotRange:
-    """The rows of snapshots ``start <= t < stop``: zero-copy slices of the dataset's columns."""
+    """The rows of one split: snapshots ``start <= t < stop`` (``unit="snapshot"``) or rows ``start..stop-1``
+    (``unit="row"``), as zero-copy slices of the dataset's columns."""
 
     name: str
     start: int
@@ -24,13 +30,30 @@ class SnapshotRange:
     t: np.ndarray
     src: np.ndarray
     dst: np.ndarray
+    unit: str = "snapshot"
 
     @property
     def num_snapshots(self) -> int:
+        """How many snapshots the range spans.
+
+        Raises:
+            InvalidNameError: for a row range (continuous time has no snapshots).
+        """
+        self._require_snapshots()
         return self.stop - self.start
 
+    def _require_snapshots(self) -> None:
+        if self.unit != "snapshot":
+            raise InvalidNameError(f"split {self.name!r} is a range of rows with continuous timestamps, which has no "
+                                   "snapshots; iterate its rows (t, src, dst), or bin t yourself")
+
     def snapshots(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-        """Yield ``(t, src, dst)`` for every snapshot of the range, empty ones included."""
+        """Yield ``(t, src, dst)`` for every snapshot of the range, empty ones included.
+
+        Raises:
+            InvalidNameError: for a row range (continuous time has no snapshots).
+        """
+        self._require_snapshots()
         bounds = np.searchsorted(self.t, np.arange(self.start, self.stop + 1))
         for offset in range(self.num_snapshots):
             lo, hi = bounds[offset], bounds[offset + 1]
@@ -70,24 +93,36 @@ class TemporalGraphDataset(Gradable):
 
     def __init__(self, manifest: Manifest, columns: Mapping[str, np.ndarray], source: str,
                  files: Mapping[str, Mapping[str, Path]] | None = None,
-                 evaluator_factory: EvaluatorFactory | None = None) -> None:
+                 evaluator_factory: EvaluatorFactory | None = None, parent: TemporalGraphDataset | None = None) -> None:
         self.manifest = manifest
         self.source = source
         self.t: np.ndarray = columns["t"]
         self.src: np.ndarray = columns["src"]
         self.dst: np.ndarray = columns["dst"]
+        #: every further column (a derived dataset's ``orig_event_id``, ``copy_idx``; -1 on rows kept from the parent)
+        self.columns: Mapping[str, np.ndarray] = dict(columns)
+        #: the verified parent of a derived dataset (``None`` for a base dataset)
+        self.parent = parent
         self._files = dict(files or {})
         self._evaluator_factory = evaluator_factory
 
-    def negatives(self, split: str) -> Negatives:
-        """The pre-generated negatives of ``split`` for the dataset's ranking task (memory-mapped).
+    def negatives(self, split: str, task: str | None = None) -> Negatives:
+        """The pre-generated negatives of ``split`` for the ranking task ``task`` (memory-mapped).
+
+        Without ``task``: the default task's negatives, else those of the first task that declares ``split`` (a
+        derived dataset declares ``ranking`` with paired and ``ranking-regenerated`` with regenerated negatives; the
+        default, paired, must win).
 
         Raises:
             InvalidNameError: if no task declares negatives for ``split`` (the message lists the splits that have).
+            ManifestError: if ``task`` names no task of the manifest.
             IntegrityError: if the dataset was opened without its negatives files (load it with ``load_dataset``).
         """
-        declared = {split_name: file for task in self.manifest.tasks
-                    for split_name, file in task.get("negatives", {}).get("files", {}).items()}
+        tasks = [self.manifest.task_named(task)] if task is not None else [self.manifest.task, *self.manifest.tasks]
+        declared: dict[str, str] = {}
+        for declaring in tasks:
+            for split_name, file in declaring.get("negatives", {}).get("files", {}).items():
+                declared.setdefault(split_name, file)
         if split not in declared:
             raise InvalidNameError(f"{self.name}@{self.version} has no negatives for split {split!r}; splits with "
                                    f"negatives: {', '.join(declared) or 'none'}")
@@ -128,6 +163,9 @@ class TemporalGraphDataset(Gradable):
         return self._range(name, start, stop)
 
     def _range(self, name: str, start: int, stop: int) -> SnapshotRange:
+        if self.manifest.split_unit == "row":
+            return SnapshotRange(name, start, stop, self.t[start:stop], self.src[start:stop], self.dst[start:stop],
+                                 unit="row")
         lo, hi = np.searchsorted(self.t, [start, stop])
         return SnapshotRange(name, start, stop, self.t[lo:hi], self.src[lo:hi], self.dst[lo:hi])
 
@@ -137,8 +175,10 @@ class TemporalGraphDataset(Gradable):
         Raises:
             InvalidNameError: if ``split`` is not one of the dataset's splits.
         """
-        chosen = self.split(split) if split is not None else self._range("all", 0, self.num_snapshots)
-        return chosen.snapshots()
+        if split is not None:
+            return self.split(split).snapshots()
+        return self._range("all", 0, self.num_snapshots if self.manifest.split_unit != "row" else self.num_rows
+                           ).snapshots()
 
     def to_torch(self, device: Any = None) -> dict[str, Any]:
         """The columns as int64 torch tensors on ``device`` (default: CUDA when available, else CPU).

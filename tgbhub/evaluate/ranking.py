@@ -24,7 +24,8 @@ TASK_TYPE = "one-vs-many-ranking"
 
 @register_evaluator(TASK_TYPE)
 class RankingEvaluator(TaskEvaluator):
-    """Grades a one-vs-many ranking task. ``truth`` needs ``negatives(split)`` with ``negatives`` and ``count``.
+    """Grades a one-vs-many ranking task. ``truth`` needs ``negatives(split, task=name)`` with ``negatives`` and
+    ``count`` (the task's own negatives: a derived dataset has one set per mode).
 
     The constructor does no I/O; the negatives are read when :meth:`evaluate` runs.
     """
@@ -67,7 +68,7 @@ class RankingEvaluator(TaskEvaluator):
             InvalidNameError: for an unknown split or a split without negatives.
         """
         name = choose_split(self.manifest, self.task, split)
-        negatives = self.truth.negatives(name)
+        negatives = self.truth.negatives(name, task=self.task.get("name"))
         count = np.asarray(negatives.count, dtype=np.int64)
         columns = read_submission(submission, self.task, non_finite_fix=self.non_finite_fix)
         matrix = self._matrix(columns, count, int(negatives.negatives.shape[1]))

@@ -1,0 +1,1 @@
+"""TLPCF (Rahman, Modell, Coon): temporally distorted test splits, the counterfactual sanity check's data."""

@@ -1,0 +1,85 @@
+"""The distorted variants we publish, and the grammar that names every variant.
+
+Names: ``<family>/<base>~<kind>[-<param><value>...]-s<seed>``, parameters in alphabetical order, e.g.
+``t-grab/ce-64~shuffle-s3``, ``t-grab/ce-64~intense-k5-s0``. The spec's ``<dataset>@distort=...`` would collide with
+``name@version``; ``~`` cannot appear in a base name, so a variant's name says where it comes from and still takes a
+version: ``t-grab/ce-64~shuffle-s3@1.0.0``. A variant lives in its base's family (``tgbhub list --family t-grab``
+shows it next to its base, and it is published in the same hub repo).
+
+Published defaults (spec section 6.1): for every T-GRAB dataset, ``shuffle``, ``intense`` with k = 5 (the paper's)
+and k = 1 (the control that jitters without duplicating), seeds 0-9, test split only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .distort import canonical_params
+from ..tgrab.catalogue import entries as tgrab_entries
+from tgbhub.errors import GenerationError
+
+GENERATOR = "tlpcf/distort"
+#: the transform's code version: a variant's bytes are a function of (parent content, kind, params, seed, VERSION)
+VERSION = "1.0.0"
+#: the version each published variant carries (its own, independent of the parent's)
+DATASET_VERSION = "1.0.0"
+DEFAULT_KINDS: tuple[tuple[str, dict[str, Any]], ...] = (("shuffle", {}), ("intense", {"k": 5}),
+                                                         ("intense", {"k": 1}))
+DEFAULT_SEEDS = tuple(range(10))
+CITATION = ("@article{rahman2024tlpcf, title={Rethinking Evaluation Strategy for Temporal Link Prediction through "
+            "Counterfactual Analysis}, author={Rahman, Aniq Ur and Modell, Alexander and Coon, Justin P.}, "
+            "journal={Preprint}, year={2024}, note={code: github.com/Aniq55/TLPCF}}")
+_SUFFIX = re.compile(r"^(?P<kind>[a-z]+)(?P<params>(?:-[a-z]+\d+)*)-s(?P<seed>\d+)$")
+_PARAM = re.compile(r"-([a-z]+)(\d+)")
+
+
+def variant_name(base: str, kind: str, params: Mapping[str, Any], seed: int) -> str:
+    """The canonical name of a variant of ``base`` (``family/name``); ``scope`` is implied (always the test split).
+
+    Raises:
+        GenerationError: for an unknown kind, a missing or invalid parameter, or a negative seed.
+    """
+    canonical = canonical_params(kind, params)
+    if not isinstance(seed, int) or seed < 0:
+        raise GenerationError(f"variant seed {seed!r} of {base} must be a non-negative integer, e.g. 0")
+    shown = "".join(f"-{key}{value}" for key, value in canonical.items() if key != "scope")
+    return f"{base}~{kind}{shown}-s{seed}"
+
+
+def parse_variant(name: str) -> tuple[str, str, dict[str, Any], int] | None:
+    """``(base, kind, params, seed)`` of a variant name, or ``None`` if ``name`` names no variant."""
+    base, tilde, suffix = name.partition("~")
+    match = _SUFFIX.fullmatch(suffix) if tilde else None
+    if match is None:
+        return None
+    params = {key: int(value) for key, value in _PARAM.findall(match["params"])}
+    return base, match["kind"], params, int(match["seed"])
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One distorted variant to build: its base (``family/name@version``), transform and seed."""
+
+    base: str
+    base_version: str
+    kind: str
+    params: dict[str, Any]
+    seed: int
+    version: str = DATASET_VERSION
+
+    @property
+    def name(self) -> str:
+        return variant_name(self.base, self.kind, self.params, self.seed)
+
+    @property
+    def parent(self) -> str:
+        return f"{self.base}@{self.base_version}"
+
+
+def defaults() -> list[Variant]:
+    """Every published default variant: for each T-GRAB dataset, each default kind, seeds 0-9."""
+    return [Variant(base=entry.name, base_version=entry.version, kind=kind, params=params, seed=seed)
+            for entry in tgrab_entries() for kind, params in DEFAULT_KINDS for seed in DEFAULT_SEEDS]

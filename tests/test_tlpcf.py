@@ -65,8 +65,11 @@ def test_every_default_variant_loads_offline_from_nothing_and_keeps_the_parents_
         ds = tgbhub.load_dataset(name, cache_dir=cache, offline=True)
         assert ds.source == "build" and ds.parent is not None and ds.parent.name == base
         parent = ds.parent
-        again = tgbhub.load_dataset(name, cache_dir=tmp_path / "again", offline=True)
-        assert again.source == "build" and again.digest == ds.digest == ds.manifest.file("test-events.parquet").digest
+        # verified against the manifest, which another process wrote: that is already a second identical build
+        assert ds.digest == ds.manifest.file("test-events.parquet").digest
+        if index % len(DEFAULT_SEEDS) == 0:  # and once more per kind, into a fresh cache
+            again = tgbhub.load_dataset(name, cache_dir=tmp_path / f"again{index}", offline=True)
+            assert again.source == "build" and again.digest == ds.digest
         lo, hi = ds.manifest.graph["replaces"]["parent_rows"]
         for split in ("train", "val"):
             mine, theirs = ds.split(split), parent.split(split)
@@ -153,3 +156,20 @@ def test_list_json_carries_lineage(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(table) == 53 and table[0].split()[-1] == "variants"  # variants hidden, counted per base
     assert main(["list", "--family", "t-grab", "--derived"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 1 + 52 * 31
+
+
+def test_a_variant_is_published_served_and_fetched_like_any_dataset(tmp_path: Path) -> None:
+    pytest.importorskip("olah")
+    from tgbhub.hub.serve import start_local_hub
+    from tgbhub.publish import parse_target, publish
+
+    variant = "pdet-2-1~shuffle-s0"
+    results = publish("t-grab", "1.0.0", parse_target(f"git:{tmp_path / 'hub'}"), datasets=["pdet-2-1", variant],
+                      cache_dir=tmp_path / "publish-cache")
+    assert {r.status for r in results} == {"published"} and len(results) == 3  # two dataset tags + the family tag
+    with start_local_hub(tmp_path / "hub") as hub:
+        ds = tgbhub.load_dataset(f"t-grab/{variant}", cache_dir=tmp_path / "client", hub_endpoint=hub.url,
+                                 sources="hub")
+    assert (ds.source, ds.parent.source) == ("hub", "hub")  # the parent came through the same verified path
+    built = tgbhub.load_dataset(f"t-grab/{variant}", cache_dir=tmp_path / "built", offline=True)
+    assert np.array_equal(ds.t, built.t) and np.array_equal(ds.dst, built.dst)

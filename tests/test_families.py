@@ -18,11 +18,12 @@ ROOT = Path(__file__).resolve().parent.parent / "manifests"
 
 
 def test_every_published_dataset_belongs_to_exactly_one_registered_family() -> None:
-    published = {(name, version) for name in Registry(ROOT).names() for version in Registry(ROOT).versions(name)}
+    registry = Registry(ROOT)
+    published = {(name, version) for name in registry.names() for version in registry.versions(name)}
     catalogued = {(e.name, e.version) for f in families() for e in f.catalogue()}
     assert catalogued <= published  # earlier versions stay published after the catalogue moves on
     for name, version in published:
-        recipe = read_manifest(ROOT / name.split("/")[0] / name.split("/")[1] / f"{version}.json").recipe
+        recipe = read_manifest(registry.path(name, version)).recipe
         owners = [f.name for f in families() if recipe.generator in f.generators]
         # a derived dataset lives in its parent's namespace but is built by the family of its transform
         expected = "tlpcf" if recipe.parent is not None else name.split("/")[0]

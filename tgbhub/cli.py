@@ -303,7 +303,7 @@ def cmd_counterfactual(args: argparse.Namespace) -> int:
               "\n".join(harness.generative_lines(result, result["baselines"])))
         return 0
     if args.name is None:
-        raise TgbhubError("counterfactual needs MODEL and NAME, e.g. tgbhub counterfactual edgebank t-grab/ce-64 "
+        raise TgbhubError("counterfactual needs MODEL and NAME, e.g. tgbhub counterfactual edgebank family/name "
                           "(or NAME with --generative FILE)")
     is_file = args.model.endswith(".parquet") or os.path.isfile(args.model)
     report = api.counterfactual(args.name, None if is_file else args.model,

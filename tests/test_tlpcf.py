@@ -11,7 +11,7 @@ import pytest
 
 import tgbhub
 from tgbhub import api
-from tgbhub.errors import GenerationError, IntegrityError, ManifestError
+from tgbhub.errors import GenerationError, IntegrityError, InvalidNameError, ManifestError
 from tgbhub.generators.tlpcf.catalogue import DEFAULT_KINDS, DEFAULT_SEEDS, defaults, parse_variant, variant_name
 from tgbhub.manifest import read_manifest
 from tgbhub.registry import Registry
@@ -173,3 +173,33 @@ def test_a_variant_is_published_served_and_fetched_like_any_dataset(tmp_path: Pa
     assert (ds.source, ds.parent.source) == ("hub", "hub")  # the parent came through the same verified path
     built = tgbhub.load_dataset(f"t-grab/{variant}", cache_dir=tmp_path / "built", offline=True)
     assert np.array_equal(ds.t, built.t) and np.array_equal(ds.dst, built.dst)
+
+
+def test_a_variant_that_is_not_published_is_built_on_request_and_cached(tmp_path: Path) -> None:
+    name = f"{BASE}~intense-k2-s11"
+    with pytest.raises(tgbhub.DatasetNotFoundError):
+        api.resolve(name)  # not in the catalogue
+    first = tgbhub.load_dataset(name, cache_dir=tmp_path, offline=True)
+    assert first.source == "build" and first.manifest.derived_from == f"{BASE}@1.0.0"
+    assert first.manifest.transform == {"kind": "intense", "params": {"k": 2, "scope": "test"}, "seed": 11}
+    assert first.manifest.stats["invariants"]["copies_per_event"] == 2
+    assert len(first.split("test").t) == 2 * len(first.parent.split("test").t)
+    again = tgbhub.load_dataset(f"{name}@1.0.0", cache_dir=tmp_path, offline=True)
+    assert again.source == "cache" and again.digest == first.digest
+    elsewhere = tgbhub.load_dataset(name, cache_dir=tmp_path / "other", offline=True)  # same bytes, fresh build
+    assert elsewhere.digest == first.digest and np.array_equal(elsewhere.t, first.t)
+    published = tgbhub.load_dataset(f"{BASE}~intense-k5-s0", cache_dir=tmp_path, offline=True)
+    assert published.manifest.raw == api.resolve(f"{BASE}~intense-k5-s0").raw  # defaults keep their manifests
+
+
+@pytest.mark.parametrize("name, error, words", [
+    (f"{BASE}~intense-k0-s1", GenerationError, "k"),
+    (f"{BASE}~jitter-s1", GenerationError, "jitter"),
+    ("t-grab/nope~shuffle-s1", tgbhub.DatasetNotFoundError, "nope"),
+    (f"{BASE}~shuffle-s01", InvalidNameError, "~shuffle-s1"),
+    (f"{BASE}~shuffle-s1@2.0.0", tgbhub.VersionNotFoundError, "1.0.0"),
+])
+def test_bad_variant_requests_are_clear_errors(name: str, error: type, words: str, tmp_path: Path) -> None:
+    with pytest.raises(error, match=words):
+        tgbhub.load_dataset(name, cache_dir=tmp_path, offline=True)
+    assert not list(tmp_path.glob("**/*.manifest.json"))

@@ -12,7 +12,8 @@ import numpy as np
 
 from tgbhub import cache, config
 from tgbhub.data import TemporalGraphDataset, TrajectoryDataset, open_dataset
-from tgbhub.errors import GenerationError, IntegrityError, SourceUnavailableError, SourceWarning
+from tgbhub.errors import (DatasetNotFoundError, GenerationError, IntegrityError, SourceUnavailableError,
+                           SourceWarning)
 from tgbhub.manifest import Manifest
 from tgbhub.progress import Steps
 from tgbhub.registry import Registry
@@ -79,19 +80,37 @@ def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.P
     ``$TGBHUB_MIRRORS``, then the local build. A source that fails or serves bytes that do not match the manifest is
     reported with a :class:`~tgbhub.errors.SourceWarning` and skipped. ``ds.source`` says who served the call
     (``cache``, ``hub``, ``mirror`` or ``build``). In offline mode (``offline=True`` or ``TGBHUB_OFFLINE=1``) no
-    socket is opened: only the cache and the local build serve.
+    socket is opened: only the cache and the local build serve. A derived dataset's parent is loaded first, the same
+    way; a canonical variant name that is not published (another ``k`` or seed, e.g. ``~intense-k2-s11`` after a
+    base name) is built on request from its verified parent (see :mod:`tgbhub.derive`).
 
     >>> ds = load_dataset("t-grab/ce-64", hub_endpoint="http://127.0.0.1:8090")   # doctest: +SKIP
     >>> ds.source, ds.num_nodes, ds.splits["test"]                                   # doctest: +SKIP
     ('hub', 101, (3252, 3658))
 
     Raises:
-        InvalidNameError, DatasetNotFoundError, VersionNotFoundError: for a bad reference or setting.
+        InvalidNameError, DatasetNotFoundError, VersionNotFoundError: for a bad reference or setting (a variant name
+            that is not canonical names the canonical one).
+        GenerationError: for a variant built on request with an unknown kind or invalid parameters.
         SourceUnavailableError: if the cache misses and no source could provide verified bytes (lists each reason).
     """
-    manifest = resolve(name, version)
-    return open_verified(manifest, config.cache_root(cache_dir), offline=offline, hub_endpoint=hub_endpoint,
-                         mirrors=mirrors, sources=sources)[0]
+    root = config.cache_root(cache_dir)
+    settings = dict(offline=offline, hub_endpoint=hub_endpoint, mirrors=mirrors, sources=sources)
+    built_on_request = False
+    try:
+        manifest = resolve(name, version)
+    except DatasetNotFoundError as missing:
+        if "~" not in name:  # only derived names ("base~transform") can be built on request
+            raise
+        from tgbhub.derive import variant_on_request  # imports the generators: only for this path
+
+        manifest, built_on_request = variant_on_request(name, version, _REGISTRY, root,
+                                                        lambda parent: open_verified(parent, root, **settings),
+                                                        missing)
+    dataset = open_verified(manifest, root, **settings)[0]
+    if built_on_request:
+        dataset.source = "build"  # this call built it; open_verified then found it in the cache
+    return dataset
 
 
 def open_verified(manifest: Manifest, root: Path, **settings: Any
@@ -204,31 +223,11 @@ def get_evaluator(dataset: TemporalGraphDataset | TrajectoryDataset, task: str |
 
 
 def _pick_variants(base: Manifest, kinds: Sequence[str], seeds: Sequence[int]) -> list[str]:
-    """The names of ``base``'s published variants of the given kinds (``shuffle``, ``intense-k5``) and seeds, in
-    that kind order, then by seed.
+    """The variant names of ``base`` for the given kinds (written as in a variant's name: ``shuffle``,
+    ``intense-k5``) and seeds, in that kind order, then by seed. Published variants load as published; any other
+    is built on request (:mod:`tgbhub.derive`), and a malformed kind is refused when it is loaded."""
+    return [f"{base.name}~{kind}-s{int(seed)}" for kind in kinds for seed in seeds]
 
-    Raises:
-        InvalidNameError: for a kind ``base`` has no variant of.
-    """
-    from tgbhub.errors import InvalidNameError
-    from tgbhub.evaluate.counterfactual import kind_label
-
-    parent = f"{base.name}@{base.version}"
-    found: dict[str, tuple[str, int]] = {}
-    # every variant names its base before "~" (README: derived datasets); its manifest says kind, params and seed
-    for candidate in _REGISTRY.names(base.name.partition("/")[0]):
-        if candidate.startswith(base.name + "~"):
-            manifest = resolve(candidate)
-            if manifest.derived_from == parent:
-                found[candidate] = (kind_label(manifest.transform), int(manifest.transform["seed"]))
-    known = sorted({kind for kind, _ in found.values()})
-    for label in kinds:
-        if label not in known:
-            raise InvalidNameError(f"{parent} has no variants of kind {label!r}; its kinds are "
-                                   f"{', '.join(known) or 'none'} (write a kind as in a variant's name)")
-    chosen = [(kinds.index(kind), seed, name) for name, (kind, seed) in found.items()
-              if kind in kinds and seed in seeds]
-    return [name for _, _, name in sorted(chosen)]
 
 def counterfactual(name: str, model: str | None = None, *, predictions: str | os.PathLike[str] | None = None,
                    kinds: Sequence[str] | None = None, seeds: Sequence[int] | None = None, negatives: str = "paired",

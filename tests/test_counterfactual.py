@@ -19,6 +19,7 @@ from tgbhub.baselines.memory import PairTimes
 from tgbhub.cli import main
 from tgbhub.errors import InvalidNameError, ScoreError, SubmissionError
 from tgbhub.evaluate import counterfactual as cf
+from tgbhub.evaluate import generative as gen
 from tgbhub.evaluate.counterfactual_stats import CAPTURES, FAILS, INCONCLUSIVE
 
 SMALL = "t-grab/pdet-2-1"        # 8 test snapshots, 1,320 test rows: fast enough for every default test
@@ -267,7 +268,7 @@ def test_api_and_cli(shared_cache: Path, tmp_path: Path, capsys: pytest.CaptureF
 
 def test_generative_baselines_order(shared_cache: Path, tmp_path: Path) -> None:
     real = _load(SMALL, shared_cache)
-    scored = cf.generative_baselines(real, _variants(SMALL, "shuffle", range(3), shared_cache),
+    scored = gen.generative_baselines(real, _variants(SMALL, "shuffle", range(3), shared_cache),
                                      _variants(SMALL, "intense-k1", range(3), shared_cache))
     shuffle, jitter, replay = (scored[k]["summary"] for k in ("shuffle-oracle", "intense-k1-oracle", "replay-val"))
     assert shuffle["count_ratio"]["mean"] == 1.0 and jitter["count_ratio"]["mean"] == 1.0
@@ -276,21 +277,21 @@ def test_generative_baselines_order(shared_cache: Path, tmp_path: Path) -> None:
     # pdet-2-1 alternates two graphs every snapshot and val/test are 8 snapshots apart: the replay is exact
     assert replay["atd_symmetric"]["mean"] == 0.0 and replay["acd_symmetric"]["mean"] == 0.0
     # a model file with two samples: the real split itself and nothing but one wrong pair
-    ref = cf.reference_events(real)
+    ref = gen.reference_events(real)
     path = tmp_path / "gen.parquet"
     pq.write_table(pa.table({"src": np.r_[ref["src"], 0], "dst": np.r_[ref["dst"], 1],
                                      "t": np.r_[ref["t"], ref["t"][0]],
                                      "sample_id": np.r_[np.zeros(len(ref["t"]), dtype=np.int64), 1]}), path)
-    result = cf.generative_evaluation(real, path)
+    result = gen.generative_evaluation(real, path)
     assert result["per_sample"]["0"]["atd"] == 0.0 and result["per_sample"]["0"]["acd"] == 0.0
     assert result["per_sample"]["1"]["atd"] > 0.9 and result["per_sample"]["1"]["count_ratio"] < 0.01
-    assert any("replay-val" in line for line in cf.generative_lines(result, scored))
+    assert any("replay-val" in line for line in gen.generative_lines(result, scored))
 
 
 def test_cli_generative_json(shared_cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     real = _load(SMALL, shared_cache)
     path = tmp_path / "events.parquet"
-    pq.write_table(pa.table(cf.reference_events(real)), path)   # a perfect generator: the real split itself
+    pq.write_table(pa.table(gen.reference_events(real)), path)   # a perfect generator: the real split itself
     assert main(["--cache-dir", str(shared_cache), "counterfactual", SMALL, "--generative", str(path), "--seeds",
                  "0-1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -289,18 +289,19 @@ def cmd_counterfactual(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tgbhub.evaluate import counterfactual as harness
+    from tgbhub.evaluate import generative
 
     if args.generative:
         name = args.name or args.model
         real = api.load_dataset(name, cache_dir=args.cache_dir)
         options = {"fallback": args.fallback, "clip_to_reference_window": args.clip, "directed": not args.undirected}
-        result = harness.generative_evaluation(real, args.generative, **options)
+        result = generative.generative_evaluation(real, args.generative, **options)
         kinds = [("shuffle", "shuffles"), ("intense-k1", "jittered")]
         found = {key: [api.load_dataset(f"{real.manifest.name}~{kind}-s{seed}", cache_dir=args.cache_dir)
                        for seed in harness.seed_list(args.seeds or "0-9")] for kind, key in kinds}
-        result["baselines"] = harness.generative_baselines(real, **found, **options)
+        result["baselines"] = generative.generative_baselines(real, **found, **options)
         print(json.dumps(harness.json_ready(result), indent=1) if args.json else
-              "\n".join(harness.generative_lines(result, result["baselines"])))
+              "\n".join(generative.generative_lines(result, result["baselines"])))
         return 0
     if args.name is None:
         raise TgbhubError("counterfactual needs MODEL and NAME, e.g. tgbhub counterfactual edgebank family/name "

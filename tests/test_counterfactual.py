@@ -311,3 +311,73 @@ def test_failed_precheck_makes_shuffle_verdicts_inconclusive(shared_cache: Path,
     assert {r["reason"] for r in report.rows} == {"the real split looks like its own shuffles"}
     assert not any(r["distortion_effective"] for r in report.rows)
     assert any(line.strip() == "WARNING: the real split looks like its own shuffles" for line in cf.table_lines(report))
+
+
+# --- §8 E.3 on the spec's own synthetic stream (§4.5): the signs a correct streaming/negatives plumbing shows ------
+
+
+def _bursty_stream(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The TLPCF note's §4.5 control stream: 1,000 pairs, each with 1-5 bursts of 1-7 events (exponential gaps, mean
+    30 s) at uniform times over 1e6 s; rows sorted by time."""
+    nodes = 400
+    pairs = rng.choice(nodes * nodes, size=1000, replace=False)
+    src, dst, t = [], [], []
+    for pair in pairs:
+        for _ in range(rng.integers(1, 6)):
+            count = rng.integers(1, 8)
+            times = rng.uniform(0, 1e6) + np.cumsum(rng.exponential(30.0, size=count))
+            src += [pair // nodes] * count
+            dst += [pair % nodes] * count
+            t += list(times)
+    order = np.argsort(t, kind="stable")
+    return (np.asarray(src, dtype=np.int32)[order], np.asarray(dst, dtype=np.int32)[order],
+            np.asarray(t, dtype=np.float64)[order])
+
+
+def _stream_aucs(src: np.ndarray, dst: np.ndarray, t: np.ndarray, split: int, test: dict[str, np.ndarray],
+                 rng: np.random.Generator) -> dict[str, float]:
+    """EdgeBank-inf with random negatives and recency with historical negatives, streaming over the test events
+    (each positive joins the history once scored: a query sees every row strictly before its time)."""
+    from tgbhub.baselines.memory import PairTimes
+    from tgbhub.evaluate.metrics import auroc
+
+    all_src = np.concatenate([src[:split], test["src"]])
+    all_dst = np.concatenate([dst[:split], test["dst"]])
+    all_t = np.concatenate([t[:split], test["t"]])
+    memory = PairTimes(all_t, all_src, all_dst, 400, 0)
+    qs, qd, qt = test["src"], test["dst"], test["t"]
+    random_neg = rng.integers(0, 400, size=len(qs))
+    # a historical negative: a destination this source had before the query, other than the true one
+    history = {}
+    for s_, d_ in zip(all_src[:split].tolist(), all_dst[:split].tolist()):
+        history.setdefault(s_, set()).add(d_)
+    hist_neg = np.array([rng.choice(sorted(history.get(s_, {d_}) - {d_} or {(d_ + 1) % 400})) for s_, d_ in
+                         zip(qs.tolist(), qd.tolist())])
+    seen = lambda d: ~np.isnan(memory.last_time(qs, d, qt))  # noqa: E731
+    recency = lambda d: np.nan_to_num(np.exp(-(qt - memory.last_time(qs, d, qt)) / 100.0), nan=0.0)  # noqa: E731
+    return {"edgebank": auroc(seen(qd).astype(float), seen(random_neg).astype(float)),
+            "recency_hist": auroc(recency(qd), recency(hist_neg))}
+
+
+def test_memorisers_show_the_notes_signs_on_its_bursty_stream() -> None:
+    """§8 E.3: EdgeBank-inf is blind to SHUFFLE and gains under INTENSE (the duplicate leak); a recency scorer with
+    historical negatives drops clearly under SHUFFLE. Our transforms and causal memory must reproduce these signs."""
+    from tgbhub.generators.tlpcf.distort import distort
+
+    gaps = {"edgebank": {"shuffle": [], "intense": []}, "recency_hist": {"shuffle": [], "intense": []}}
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        src, dst, t = _bursty_stream(rng)
+        split = int(0.85 * len(t))
+        real = {"src": src[split:], "dst": dst[split:], "t": t[split:]}
+        base = _stream_aucs(src, dst, t, split, real, np.random.default_rng(100 + seed))
+        for kind, params in (("shuffle", {}), ("intense", {"k": 5})):
+            variant = distort(src[split:], dst[split:], t[split:], kind, params, 1234 + seed, symmetric=False)
+            scored = _stream_aucs(src, dst, t, split, variant, np.random.default_rng(100 + seed))
+            for key in gaps:
+                gaps[key][kind].append(scored[key] - base[key])
+    mean = {key: {kind: float(np.mean(v)) for kind, v in kinds.items()} for key, kinds in gaps.items()}
+    assert abs(mean["edgebank"]["shuffle"]) < 0.003, mean        # note: 0.9924 -> 0.9922
+    assert mean["edgebank"]["intense"] > 0.002, mean              # note: 0.9924 -> 0.9981
+    assert mean["recency_hist"]["shuffle"] < -0.05, mean          # note: 0.877 -> 0.769
+    assert mean["recency_hist"]["intense"] > 0.05, mean           # note: 0.877 -> 0.975

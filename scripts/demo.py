@@ -1,5 +1,6 @@
 """Load t-grab/ce-64 from nothing, print its card, time a cached load, grade two baselines with the reference
-evaluator, then publish it to a private hub on 127.0.0.1 and load it back from there (run through scripts/demo)."""
+evaluator, run the TLPCF counterfactual check of persistence on its distorted variants, then publish it to a private
+hub on 127.0.0.1 and load it back from there (run through scripts/demo)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ def main() -> None:
     same = bool((again.src == dataset.src).all() and (again.t == dataset.t).all())
     print(f"second load: source={again.source}, {cached * 1000:.1f} ms, identical rows: {same}")
     grade_baselines(again)
+    counterfactual_check(args.cache_dir)
     hub_round_trip(dataset)
 
 
@@ -50,6 +52,19 @@ def grade_baselines(dataset: tgbhub.api.TemporalGraphDataset) -> None:
             result = dataset.get_evaluator(task["name"]).evaluate(submission, split="test")
             metrics = ", ".join(f"{k}={v:.4f}" for k, v in result["metrics"].items())
             print(f"  {task['name']:<12} {model:<15} {metrics}")
+
+
+def counterfactual_check(cache_dir: str, name: str = "t-grab/pdet-2-16", seeds: range = range(3)) -> None:
+    """Does persistence use the test split's timing? Score it on the real split and on SHUFFLE / INTENSE variants
+    (built from the verified parent on the way) and print each kind's MRR verdict."""
+    started = time.perf_counter()
+    report = tgbhub.counterfactual(name, "persistence", seeds=seeds, cache_dir=cache_dir, controls=("edgebank",))
+    print(f"counterfactual check of persistence on {name} (MRR, seeds {seeds.start}-{seeds.stop - 1}, "
+          f"{time.perf_counter() - started:.1f} s):")
+    for row in report.rows:
+        if row["metric"] == "mrr":
+            print(f"  {row['model']:<12} {row['kind']:<11} real {row['mean_real']:.3f}  distorted "
+                  f"{row['mean_distorted']:.3f} +- {row['ci_distorted']:.3f}  -> {row['verdict']}")
 
 
 def hub_round_trip(dataset: tgbhub.api.TemporalGraphDataset) -> None:

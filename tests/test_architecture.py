@@ -22,6 +22,8 @@ ALLOWED = {
     "tgbhub.sources": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.config", "tgbhub.cache",
                        "tgbhub.sources", "tgbhub.hub", "tgbhub.progress", "generators"},
     "tgbhub.data": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.columns", "tgbhub.data"},
+    # loader adapters (DyGLib / the TLPCF forks' ml_ files / TGB negatives): pure functions over dataset objects
+    "tgbhub.export": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.data"},
     # declared-task helpers (candidate sets, graded ranges) shared by evaluate and baselines
     "tgbhub.tasks": {"tgbhub.errors", "tgbhub.manifest"},
     "tgbhub.evaluate": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.evaluate"},

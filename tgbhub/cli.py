@@ -326,6 +326,28 @@ def cmd_counterfactual(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """Export a dataset for another loader (DyGLib, the TLPCF forks' ml_ files, TGB's negatives pickle) and print
+    what was written."""
+    from tgbhub import export
+
+    dataset = api.load_dataset(args.name, cache_dir=args.cache_dir)
+    written = export.export(dataset, args.format, args.out, split=args.split, task=args.task)
+    if args.json:
+        print(json.dumps({"format": written.format, "dataset": written.dataset,
+                          "files": [str(p) for p in written.files], "info": written.info}, indent=1, default=str))
+        return 0
+    print(f"{written.dataset}: {written.format} export")
+    for path in written.files:
+        print(f"wrote {path} ({human_bytes(path.stat().st_size)})")
+    info = written.info
+    for key in ("counts", "split_times", "counts_by_rule", "misassigned", "test_rows_before_test_start",
+                "dropped_splits", "queries", "keys"):
+        if key in info:
+            print(f"{key}: {json.dumps(info[key])}")
+    return 0
+
+
 def _add_grading_commands(commands: Any) -> None:
     evaluate = commands.add_parser("evaluate", help="grade a submission file (Parquet) against a dataset's task")
     evaluate.add_argument("name", help="family/name[@version]")
@@ -423,6 +445,18 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true")
     doctor.set_defaults(run=cmd_doctor)
     _add_grading_commands(commands)
+    exporting = commands.add_parser("export", help="write a dataset's files for another loader (DyGLib, the TLPCF "
+                                    "forks' ml_ files, TGB's (src, dst, t)-keyed negatives)")
+    exporting.add_argument("name", help="family/name[@version], e.g. a variant family/base~shuffle-s0")
+    exporting.add_argument("--format", required=True, choices=("dyglib", "ml", "tgb-negatives"),
+                           help="dyglib: ml_<name>.csv with a split column; ml: the paper's shuffle_<j>_ / "
+                           "intense_<k>_<j>_ml_<ds> files and split_times; tgb-negatives: <name>_<split>_ns.pkl")
+    exporting.add_argument("--out", required=True, help="folder to write into (created if missing)")
+    exporting.add_argument("--split", default="test", help="tgb-negatives: the split (default: %(default)s)")
+    exporting.add_argument("--task", help="tgb-negatives: the ranking task (default: the dataset's default, "
+                           "paired on a variant; e.g. ranking-regenerated)")
+    exporting.add_argument("--json", action="store_true")
+    exporting.set_defaults(run=cmd_export)
     return parser
 
 

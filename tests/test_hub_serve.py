@@ -161,9 +161,9 @@ def test_whole_family_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     from tgbhub.cli import main
 
     root, cache = tmp_path / "hub", tmp_path / "cache"
+    names = tgbhub.api.registry().names("t-grab", derived=False)  # the 52 base datasets (variants: test_tlpcf.py)
     assert main(["--cache-dir", str(tmp_path / "publish-cache"), "publish", "t-grab", "--version", "1.0.0",
-                 "--to", f"git:{root}"]) == 0
-    names = tgbhub.api.registry().names("t-grab")
+                 "--to", f"git:{root}", "--datasets", ",".join(n.split("/")[1] for n in names)]) == 0
     process = subprocess.Popen([sys.executable, "-m", "tgbhub.cli", "hub", "serve", str(root), "--port", "0"],
                                stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:

@@ -18,6 +18,8 @@ from tgbhub.manifest import Manifest, read_manifest
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._~-]*$")
 _VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 _EXAMPLE = "'t-grab/ce-64' or 't-grab/ce-64@1.0.0'"
+#: separates a derived dataset's base name from its transform in its name
+DERIVED_MARK = "~"
 
 
 @dataclass(frozen=True)
@@ -101,9 +103,11 @@ class Registry:
             index.setdefault(name, {})[path.stem] = path
         return index
 
-    def names(self, family: str | None = None) -> list[str]:
-        """Every dataset name, optionally only those of one family, sorted."""
-        return sorted((n for n in self._index if family is None or n.split("/", 1)[0] == family), key=natural_key)
+    def names(self, family: str | None = None, *, derived: bool = True) -> list[str]:
+        """Every dataset name, optionally only those of one family, sorted; ``derived=False`` leaves out derived
+        datasets (their names carry ``~``, which no base name has: ``t-grab/ce-64~shuffle-s0``)."""
+        return sorted((n for n in self._index if (family is None or n.split("/", 1)[0] == family)
+                       and (derived or DERIVED_MARK not in n)), key=natural_key)
 
     def families(self) -> list[str]:
         return sorted({n.split("/", 1)[0] for n in self._index})

@@ -16,7 +16,7 @@ from tgbhub.errors import (DatasetNotFoundError, GenerationError, IntegrityError
                            SourceWarning)
 from tgbhub.manifest import Manifest
 from tgbhub.progress import Steps
-from tgbhub.registry import Registry
+from tgbhub.registry import DERIVED_MARK, Registry
 from tgbhub.sources import Source
 from tgbhub.sources.build import BuildSource, Parent
 from tgbhub.sources.hf import HubSource
@@ -100,7 +100,7 @@ def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.P
     try:
         manifest = resolve(name, version)
     except DatasetNotFoundError as missing:
-        if "~" not in name:  # only derived names ("base~transform") can be built on request
+        if DERIVED_MARK not in name:  # only derived names ("base~transform") can be built on request
             raise
         from tgbhub.derive import variant_on_request  # imports the generators: only for this path
 
@@ -128,8 +128,8 @@ def open_verified(manifest: Manifest, root: Path, **settings: Any
     parents: dict[str, Parent] = {}
     if manifest.derived_from is not None:
         parent_manifest = resolve(manifest.derived_from)
+        _check_parent(manifest, parent_manifest)  # before any work: the manifests alone must agree
         parent, parent_entry = open_verified(parent_manifest, root, **settings)
-        _check_parent(manifest, parent_manifest)
         parents[manifest.derived_from] = Parent(parent_manifest, {
             file: {column: np.load(path, mmap_mode="r", allow_pickle=False) for column, path in columns.items()}
             for file, columns in parent_entry.columns.items()})

@@ -105,7 +105,7 @@ class Registry:
 
     def names(self, family: str | None = None, *, derived: bool = True) -> list[str]:
         """Every dataset name, optionally only those of one family, sorted; ``derived=False`` leaves out derived
-        datasets (their names carry ``~``, which no base name has: ``t-grab/ce-64~shuffle-s0``)."""
+        datasets (their names carry ``~``, which no base name has, e.g. ``ce-64~shuffle-s0``)."""
         return sorted((n for n in self._index if (family is None or n.split("/", 1)[0] == family)
                        and (derived or DERIVED_MARK not in n)), key=natural_key)
 

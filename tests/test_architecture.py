@@ -21,18 +21,27 @@ ALLOWED = {
     "tgbhub.hub": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.hub"},
     "tgbhub.sources": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.config", "tgbhub.cache",
                        "tgbhub.sources", "tgbhub.hub", "tgbhub.progress", "generators"},
-    "tgbhub.data": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.columns", "tgbhub.data"},
+    # windows, batches, diagnostics and the PyG adapter: pure functions over dataset objects (link forecasting)
+    "tgbhub.forecasting": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.forecasting"},
+    "tgbhub.data": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.columns", "tgbhub.data", "tgbhub.forecasting"},
+    # task documents (tasks versioned on their own) and their artifacts in the verified cache
+    "tgbhub.taskdocs": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.registry"},
+    "tgbhub.taskcache": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.cache", "tgbhub.progress", "tgbhub.taskdocs",
+                         "generators"},
     # loader adapters (DyGLib / the TLPCF forks' ml_ files / TGB negatives): pure functions over dataset objects
     "tgbhub.export": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.data"},
     # declared-task helpers (candidate sets, graded ranges) shared by evaluate and baselines
     "tgbhub.tasks": {"tgbhub.errors", "tgbhub.manifest"},
-    "tgbhub.evaluate": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.evaluate"},
+    "tgbhub.evaluate": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.evaluate", "tgbhub.forecasting"},
     # baselines write submissions; they never import the evaluator that grades them
-    "tgbhub.baselines": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.data", "tgbhub.baselines"},
+    "tgbhub.baselines": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.data", "tgbhub.baselines",
+                         "tgbhub.forecasting"},
     # the repository's generators/ folder, installed as tgbhub.generators (tgbhub/generators is a link to it); inside
     # it imports are relative, so only its imports of tgbhub modules show here
     # (and the pure metric functions, which a derived dataset's manifest records: ATD/ACD against its parent)
-    "generators": {"tgbhub.manifest", "tgbhub.hashing", "tgbhub.errors", "tgbhub.evaluate.metrics"},
+    # (and the window index the forecasting task's negatives are drawn per; the authoring CLIs read the catalogue)
+    "generators": {"tgbhub.manifest", "tgbhub.hashing", "tgbhub.errors", "tgbhub.evaluate.metrics",
+                   "tgbhub.forecasting", "tgbhub.taskdocs", "tgbhub.registry"},
 }
 ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli", "tgbhub.publish", "tgbhub.doctor", "tgbhub.derive"}
 
@@ -85,8 +94,9 @@ def test_layers_only_import_earlier_hops() -> None:
 def test_only_the_build_source_reaches_the_generators() -> None:
     users = {_module_name(p) for p in _library_files() if p.parts[len(ROOT.parts)] == "tgbhub" and any(
         i.startswith("tgbhub.generators") or i.startswith("generators") for i in _imports(p))}
-    # the build source, and the on-request build of derived datasets (tgbhub.derive, a composition root)
-    assert users <= {"tgbhub.sources.build", "tgbhub.derive"}
+    # the build source, the on-request build of derived datasets (tgbhub.derive, a composition root) and of a task
+    # document's artifacts (tgbhub.taskcache)
+    assert users <= {"tgbhub.sources.build", "tgbhub.derive", "tgbhub.taskcache"}
 
 
 def test_generators_are_installed_inside_the_tgbhub_namespace() -> None:

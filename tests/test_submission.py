@@ -168,3 +168,42 @@ def test_nan_advice_is_the_tasks_own(ds, snapshot_submission, ranking_submission
         ds.get_evaluator("ranking").evaluate({**ranking_submission,
                                               "pos_score": _with(ranking_submission["pos_score"], 2, np.nan)})
     assert "nan=-1e9" in ranking.value.fix and ranking.value.row == 2
+
+
+@pytest.fixture
+def window_submission(ds) -> dict[str, np.ndarray]:
+    window = np.asarray(ds.window_negatives("test").window)
+    n = len(window)
+    return {"window": window.copy(), "query": np.arange(n), "pos_score": np.ones(n, dtype=np.float32),
+            "neg_score": np.zeros(n, dtype=np.float32)}
+
+
+WINDOW_CASES = [
+    (lambda s: {k: v for k, v in s.items() if k != "window"}, "window", None, "is missing"),
+    (lambda s: {**s, "window": _with(s["window"], 3, s["window"][3] + 1)}, "window", 3, "but query 3 lies in window"),
+    (lambda s: {**s, "window": s["window"] - 1}, "window", 0, "lies in window"),
+    (lambda s: {**s, "query": _with(s["query"], 4, 3)}, "query", 4, "repeats id query=3 (window"),
+    (lambda s: {**s, "query": _with(s["query"], 4, -1)}, "query", 4, "not an id this task asks for"),
+    (lambda s: {k: v[:-1] for k, v in s.items()}, "query", None, "lacks 1 of the"),
+    (lambda s: {**s, "neg_score": _with(s["neg_score"], 9, np.nan)}, "neg_score", 9, "finite"),
+    (lambda s: {**s, "window": s["window"].astype(np.float64)}, "window", 0, "has type double, expected int64"),
+    (lambda s: {**s, "extra": s["pos_score"]}, "extra", None, "not part of this task"),
+]
+
+
+@pytest.mark.parametrize("mutate, column, row, words", WINDOW_CASES)
+def test_malformed_window_submissions(ds, window_submission, mutate, column, row, words) -> None:
+    with pytest.raises(SubmissionError) as info:
+        ds.get_evaluator("window-forecast").evaluate(mutate(window_submission))
+    assert (info.value.column, info.value.row) == (column, row) and words in str(info.value)
+    assert info.value.fix and str(info.value).endswith(info.value.fix)
+
+
+def test_a_window_submission_with_rows_in_any_order_scores_the_same(ds, window_submission) -> None:
+    evaluator = ds.get_evaluator("window-forecast")
+    rng = np.random.default_rng(0)
+    scored = {**window_submission, "pos_score": rng.random(len(window_submission["query"])).astype(np.float32)}
+    order = rng.permutation(len(scored["query"]))
+    shuffled = {k: np.asarray(v)[order] for k, v in scored.items()}
+    assert evaluator.evaluate(shuffled)["metrics"] == evaluator.evaluate(scored)["metrics"]
+    assert task_for_columns(ds.manifest.tasks, list(scored))["name"] == "window-forecast"

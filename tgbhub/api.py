@@ -21,6 +21,8 @@ from tgbhub.sources import Source
 from tgbhub.sources.build import BuildSource, Parent
 from tgbhub.sources.hf import HubSource
 from tgbhub.sources.http import MirrorSource
+from tgbhub.taskcache import ensure_task_cached
+from tgbhub.taskdocs import TaskDocument, documents_for, with_tasks
 
 _REGISTRY = Registry()
 Names = str | Sequence[str] | None
@@ -67,6 +69,41 @@ def resolve(name: str, version: str | None = None) -> Manifest:
         VersionNotFoundError: if the version does not exist (listing the available ones).
     """
     return _REGISTRY.lookup(name, version)
+
+
+def task_documents(manifest: Manifest) -> list[TaskDocument]:
+    """The bundled task documents pinned to ``manifest``'s version (tasks versioned on their own).
+
+    Raises:
+        ManifestError: if a bundled task document is malformed.
+    """
+    return documents_for(_REGISTRY.root, manifest)
+
+
+def with_task_documents(manifest: Manifest) -> Manifest:
+    """``manifest`` with the tasks of its task documents appended to ``tasks`` (files and version unchanged).
+
+    Raises:
+        ManifestError: if a bundled task document is malformed.
+    """
+    return with_tasks(manifest, task_documents(manifest))
+
+
+def _task_opener(documents: list[TaskDocument], manifest: Manifest, root: Path) -> Any:
+    """``(dataset, task name) -> (artifacts manifest, column paths)``, building a task's artifacts on first use."""
+    by_name = {document.task_name: document for document in documents}
+
+    def open_task(dataset: TemporalGraphDataset, task: str) -> tuple[Manifest, Any]:
+        document = by_name.get(task)
+        if document is None:
+            from tgbhub.errors import ManifestError
+
+            raise ManifestError(f"{manifest.name}@{manifest.version} has no task document for task {task!r}; "
+                                f"its task documents declare {', '.join(by_name) or 'none'}")
+        edges = {manifest.graph["edges_file"]: {"t": dataset.t, "src": dataset.src, "dst": dataset.dst}}
+        return document.artifacts, ensure_task_cached(document, manifest, edges, root).columns
+
+    return open_task
 
 
 def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.PathLike[str] | None = None,
@@ -135,8 +172,9 @@ def open_verified(manifest: Manifest, root: Path, **settings: Any
             for file, columns in parent_entry.columns.items()})
     chosen = default_sources(**settings, parents=parents)
     entry, served_by = ensure_cached(manifest, root, chosen, offline=config.offline_mode(settings.get("offline")))
-    return open_dataset(manifest, entry.columns, served_by, evaluator_factory=get_evaluator,
-                        parent=parent), entry  # type: ignore[arg-type]
+    documents = task_documents(manifest)
+    return open_dataset(with_tasks(manifest, documents), entry.columns, served_by, evaluator_factory=get_evaluator,
+                        parent=parent, task_opener=_task_opener(documents, manifest, root)), entry  # type: ignore
 
 
 def _check_parent(manifest: Manifest, parent: Manifest) -> None:

@@ -17,6 +17,10 @@ For ``one-vs-many-ranking`` only (:mod:`tgbhub.baselines.recency`):
 - ``recency``: ``1 / (1 + t - last time the pair was seen)``, 0 for a pair never seen (rank-equivalent to
   ``exp(-gap / tau)`` for every ``tau``); the timing-aware control of the counterfactual check.
 
+For ``window-link-forecasting`` (:mod:`tgbhub.baselines.forecast`): ``edgebank`` (unlimited), ``edgebank-tw``,
+``edgebank-ri``, ``edgebank-thr`` (DyGLib's other three memories), ``edgebank-train``, ``persistence`` (the previous
+window) and ``recency``, each scoring a window from the events before it starts.
+
 Every scorer answers snapshot (int64) and continuous (float64, a derived dataset's) timestamps, with splits counted
 in snapshots or rows.
 
@@ -71,6 +75,6 @@ def run_baseline(model: str, dataset: Any, task: Mapping[str, Any], split: str) 
 
 
 # registers the built-in baselines
-from tgbhub.baselines import edgebank, persistence, recency, trajectory  # noqa: E402,F401
+from tgbhub.baselines import edgebank, forecast, persistence, recency, trajectory  # noqa: E402,F401
 
 __all__ = ["BASELINES", "models_for", "register_baseline", "run_baseline"]

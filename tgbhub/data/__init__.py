@@ -8,22 +8,24 @@ from pathlib import Path
 import numpy as np
 
 from tgbhub.data.grading import EvaluatorFactory
-from tgbhub.data.temporal_graph import Negatives, SnapshotRange, TemporalGraphDataset
+from tgbhub.data.temporal_graph import Negatives, SnapshotRange, TaskOpener, TemporalGraphDataset, WindowNegatives
 from tgbhub.data.trajectories import TrajectoryDataset, Windows, open_trajectories
 from tgbhub.errors import IntegrityError, ManifestError
 from tgbhub.manifest import Manifest
 
-__all__ = ["EvaluatorFactory", "Negatives", "SnapshotRange", "TemporalGraphDataset", "TrajectoryDataset", "Windows",
-           "open_dataset"]
+__all__ = ["EvaluatorFactory", "Negatives", "SnapshotRange", "TaskOpener", "TemporalGraphDataset", "TrajectoryDataset",
+           "WindowNegatives", "Windows", "open_dataset"]
 
 
 def open_dataset(manifest: Manifest, columns: Mapping[str, Mapping[str, Path]], source: str,
                  evaluator_factory: EvaluatorFactory | None = None,
-                 parent: TemporalGraphDataset | None = None) -> TemporalGraphDataset | TrajectoryDataset:
+                 parent: TemporalGraphDataset | None = None,
+                 task_opener: TaskOpener | None = None) -> TemporalGraphDataset | TrajectoryDataset:
     """Memory-map a dataset's verified column files and wrap them in the object its ``graph.kind`` declares.
 
     ``evaluator_factory(dataset, task)`` backs ``ds.evaluator``; the composition root passes it in, because the
-    evaluator is a later hop than the dataset and the data layer never imports it. A derived dataset's files hold
+    evaluator is a later hop than the dataset and the data layer never imports it; ``task_opener`` likewise builds
+    and verifies the artifacts of a task declared by a task document on first use. A derived dataset's files hold
     only the rows its transform replaced (``graph.replaces``); ``parent`` (the verified parent dataset) supplies the
     others, which are never copied into the derived dataset's files.
 
@@ -43,7 +45,7 @@ def open_dataset(manifest: Manifest, columns: Mapping[str, Mapping[str, Path]], 
     if manifest.derived_from is not None:
         arrays = _with_parent_rows(manifest, arrays, parent)
     return TemporalGraphDataset(manifest, arrays, source, files=columns, evaluator_factory=evaluator_factory,
-                                parent=parent)
+                                parent=parent, task_opener=task_opener)
 
 
 def _with_parent_rows(manifest: Manifest, arrays: Mapping[str, np.ndarray],

@@ -7,7 +7,7 @@ ranges, so a loader never recomputes a split from timestamps). The manifest decl
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,6 +84,28 @@ class Negatives:
         return len(self.count)
 
 
+@dataclass(frozen=True)
+class WindowNegatives:
+    """The pre-generated negatives of a window-forecasting task on one split: row ``i`` belongs to query ``i`` (the
+    split's ``i``-th scored event, see :func:`tgbhub.forecasting.windows.events`): its ``window`` id and its negative
+    pair ``(neg_src, neg_dst)``; ``fill`` is 0 for a historical-pool negative, 1 for a random top-up."""
+
+    split: str
+    file: str
+    digest: str | None
+    window: np.ndarray
+    neg_src: np.ndarray
+    neg_dst: np.ndarray
+    fill: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.window)
+
+
+#: ``(dataset, task name) -> (the task document's artifacts manifest, file -> column -> verified .npy path)``
+TaskOpener = Callable[[Any, str], "tuple[Manifest, Mapping[str, Mapping[str, Path]]]"]
+
+
 class TemporalGraphDataset(Gradable):
     """A discrete-time temporal graph: rows sorted by ``(t, src, dst)``, ``t`` the 0-based snapshot index.
 
@@ -93,7 +115,8 @@ class TemporalGraphDataset(Gradable):
 
     def __init__(self, manifest: Manifest, columns: Mapping[str, np.ndarray], source: str,
                  files: Mapping[str, Mapping[str, Path]] | None = None,
-                 evaluator_factory: EvaluatorFactory | None = None, parent: TemporalGraphDataset | None = None) -> None:
+                 evaluator_factory: EvaluatorFactory | None = None, parent: TemporalGraphDataset | None = None,
+                 task_opener: TaskOpener | None = None) -> None:
         self.manifest = manifest
         self.source = source
         self.t: np.ndarray = columns["t"]
@@ -105,6 +128,7 @@ class TemporalGraphDataset(Gradable):
         self.parent = parent
         self._files = dict(files or {})
         self._evaluator_factory = evaluator_factory
+        self._task_opener = task_opener
 
     def negatives(self, split: str, task: str | None = None) -> Negatives:
         """The pre-generated negatives of ``split`` for the ranking task ``task`` (memory-mapped).
@@ -133,6 +157,54 @@ class TemporalGraphDataset(Gradable):
         arrays = {name: np.load(path, mmap_mode="r", allow_pickle=False) for name, path in paths.items()}
         return Negatives(split=split, file=declared[split], t=arrays["t"], src=arrays["src"], dst=arrays["dst"],
                          negatives=arrays["negatives"], count=arrays["count"])
+
+    def task_artifacts(self, task: str) -> tuple[Manifest, Mapping[str, Mapping[str, Path]]]:
+        """The verified artifacts of a task declared by a task document (:mod:`tgbhub.taskdocs`), built into the
+        cache on first use: the document's artifacts manifest and each file's column paths.
+
+        Raises:
+            ManifestError: if no task document of the dataset declares ``task``.
+            UnsupportedTaskError: if the dataset was opened without task documents (use ``tgbhub.load_dataset``).
+            IntegrityError, GenerationError: if the artifacts cannot be rebuilt to the document's digests.
+        """
+        if self._task_opener is None:
+            from tgbhub.errors import UnsupportedTaskError
+
+            raise UnsupportedTaskError(f"{self.name}@{self.version} was opened without its task documents; load it "
+                                       "with tgbhub.load_dataset")
+        return self._task_opener(self, task)
+
+    def window_negatives(self, split: str, task: str = "window-forecast") -> WindowNegatives:
+        """The pre-generated per-window negatives of ``split`` for the window-forecasting ``task`` (memory-mapped;
+        built and verified into the cache on first use).
+
+        Raises:
+            InvalidNameError: if the task has no negatives for ``split`` (the message lists the splits that have).
+            ManifestError, UnsupportedTaskError, IntegrityError, GenerationError: as :meth:`task_artifacts`.
+        """
+        declared = dict(self.manifest.task_named(task).get("negatives", {}).get("files", {}))
+        if split not in declared:
+            raise InvalidNameError(f"task {task!r} of {self.name}@{self.version} has no negatives for split "
+                                   f"{split!r}; splits with negatives: {', '.join(declared) or 'none'}")
+        artifacts, columns = self.task_artifacts(task)
+        file = declared[split]
+        arrays = {name: np.load(path, mmap_mode="r", allow_pickle=False) for name, path in columns[file].items()}
+        return WindowNegatives(split=split, file=file, digest=artifacts.file(file).digest, window=arrays["window"],
+                               neg_src=arrays["neg_src"], neg_dst=arrays["neg_dst"], fill=arrays["fill"])
+
+    def windows(self, split: str, horizon: float | None = None, **options: Any) -> Iterator[Any]:
+        """Iterate ``split`` by time window (link forecasting): see :func:`tgbhub.forecasting.views.windows` for the
+        options (``skip_empty``, ``negatives``, ``device``, ``task``)."""
+        from tgbhub.forecasting.views import windows
+
+        return windows(self, split, horizon, **options)
+
+    def batches(self, split: str, batch_size: int = 200, **options: Any) -> Iterator[Any]:
+        """Iterate ``split`` in fixed-size event batches (the legacy protocol): see
+        :func:`tgbhub.forecasting.views.batches` (``device``)."""
+        from tgbhub.forecasting.views import batches
+
+        return batches(self, split, batch_size, **options)
 
     name = property(lambda self: self.manifest.name)
     version = property(lambda self: self.manifest.version)
@@ -195,6 +267,19 @@ class TemporalGraphDataset(Gradable):
         # np.array copies: the columns are read-only memory maps, which torch would warn about on every call.
         return {name: torch.from_numpy(np.array(getattr(self, name), dtype=np.int64)).to(target)
                 for name in ("src", "dst", "t")}
+
+    def to_pyg(self, split: str | None = None) -> Any:
+        """The events (of ``split``, if given) as a ``torch_geometric.data.TemporalData``: int64 ``src``/``dst``,
+        ``t`` as stored (int64 snapshots or float64), float32 ``msg`` edge features. See
+        :func:`tgbhub.forecasting.pyg.to_temporal_data`.
+
+        Raises:
+            MissingExtraError: if torch or torch_geometric is not installed (``pip install 'tgbhub[pyg]'``).
+            InvalidNameError: if ``split`` is not one of the dataset's splits.
+        """
+        from tgbhub.forecasting.pyg import to_temporal_data
+
+        return to_temporal_data(self, split)
 
     def card(self) -> dict[str, Any]:
         """A summary a person reads first: sizes, splits, digest and where the bytes came from."""

@@ -13,6 +13,8 @@ task type                  evaluator                                submission c
 ``rollout-forecasting``    :class:`~tgbhub.evaluate.rollout.RolloutEvaluator`     ``ic, t, values`` (optional
                                                                                     ``teacher_forced`` file:
                                                                                     ``window, values``)
+``window-link-forecasting`` :class:`~tgbhub.evaluate.window.WindowForecastEvaluator` ``window, query, pos_score,
+                                                                                    neg_score``
 ========================== ======================================== ==============================
 
 Registering a new task type (e.g. ``rollout-forecasting``)
@@ -56,6 +58,6 @@ def get_evaluator(manifest: Manifest, truth: Any, task: str | Mapping[str, Any] 
     return evaluator_class(chosen, manifest)(manifest, chosen, truth)
 
 
-from tgbhub.evaluate import ranking, rollout, snapshot  # noqa: E402,F401  (registers the built-in evaluators)
+from tgbhub.evaluate import ranking, rollout, snapshot, window  # noqa: E402,F401  (registers the built-in evaluators)
 
 __all__ = ["EVALUATORS", "get_evaluator", "register_evaluator"]

@@ -90,10 +90,10 @@ def test_datasets_library_reads_trajectory_views(tmp_path: Path) -> None:
     from tgbhub.publish import parse_target, publish
 
     name = "chaosnet/mini-k0.5-rho0.1-n8"
-    publish("chaosnet", "1.0.0", parse_target(f"git:{tmp_path / 'hub'}"), datasets=[name],
+    publish("chaosnet", "1.1.0", parse_target(f"git:{tmp_path / 'hub'}"), datasets=[name],
             cache_dir=tmp_path / "c")
     script = ("import datasets, json, sys\n"
-              "dd = datasets.load_dataset('tgbhub/chaosnet', sys.argv[1], revision=sys.argv[1] + '-v1.0.0')\n"
+              "dd = datasets.load_dataset('tgbhub/chaosnet', sys.argv[1], revision=sys.argv[1] + '-v1.1.0')\n"
               # arrow, not numpy: datasets' numpy formatting turns a list of float64 into float32
               "out = {s: dd[s].with_format('arrow')[:] for s in dd}\n"
               "print(json.dumps({s: [r.column(c).to_pylist() for c in ('trajectory', 'step', 'state')] "

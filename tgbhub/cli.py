@@ -70,6 +70,9 @@ def _task_lines(task: Mapping[str, Any]) -> list[str]:
     metrics = task.get("metrics") or [task.get("primary_metric") or task.get("metric")]
     lines = [f"{task.get('name')} ({task.get('type')}): {', '.join(str(m) for m in metrics if m)} on "
              f"{task.get('report_split', 'test')}"]
+    if task.get("document"):  # a task versioned on its own, next to the dataset's manifest
+        horizon = task.get("horizon", {})
+        lines.append(f"  task document {task['document']}; horizon {horizon.get('value')} {horizon.get('unit')}")
     for split, count in task.get("skip_leading", {}).items():
         lines.append(f"  {split}: the first {count} snapshots are not graded (the task's skip_leading)")
     return lines
@@ -96,7 +99,7 @@ def _history_lines(manifest: Manifest, versions: Sequence[str]) -> list[str]:
     return lines
 
 def cmd_info(args: argparse.Namespace) -> int:
-    manifest = api.resolve(args.name)
+    manifest = api.with_task_documents(api.resolve(args.name))
     recipe = plain(manifest.raw.get("recipe")) or {}
     info = {**_summary(manifest), "versions": api.registry().versions(manifest.name),
             "description": manifest.description, "splits": {k: list(v) for k, v in manifest.splits.items()},
@@ -277,8 +280,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     graded = api.get_evaluator(dataset, task.get("name")).evaluate(submission, split=split)
     result = {"dataset": graded["dataset"], "version": graded["version"], "split": split, "model": args.model,
               "task": graded["task"], "digest": graded["digest"], "metrics": graded["metrics"],
-              **{k: graded[k] for k in ("description", "skipped_snapshots", "validity_screen", "warnings")
-                 if k in graded}}
+              **{k: graded[k] for k in ("task_version", "horizon", "description", "skipped_snapshots",
+                                        "validity_screen", "warnings") if k in graded}}
     _print_result(result, args.json)
     return 0
 
@@ -346,6 +349,57 @@ def cmd_export(args: argparse.Namespace) -> int:
         if key in info:
             print(f"{key}: {json.dumps(info[key])}")
     return 0
+
+
+def cmd_forecast_stats(args: argparse.Namespace) -> int:
+    """Batch-evaluation diagnostics of a dataset (NMI of timestamp and batch/window id, leakage counts, batch
+    durations, window sizes; link-forecasting spec §1.3-1.4): a table or JSON, and with --out a JSON and a PNG."""
+    from pathlib import Path
+
+    from tgbhub.errors import MissingExtraError
+    from tgbhub.forecasting import diagnostics
+
+    dataset = api.load_dataset(args.name, cache_dir=args.cache_dir)
+    report = diagnostics.report(dataset, batch_size=args.batch_size, horizon=args.horizon, split=args.split)
+    written: dict[str, Path] = {}
+    plot_skipped = None
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        stem = f"forecast-stats-{dataset.manifest.name.replace('/', '_')}"
+        written["json"] = out / f"{stem}.json"
+        partial = out / f".{stem}.json.tmp"
+        partial.write_text(json.dumps(report, indent=1, allow_nan=False) + "\n")
+        os.replace(partial, written["json"])
+        try:
+            written["plot"] = diagnostics.plot_report(report, out / f"{stem}.png")
+        except MissingExtraError as exc:
+            plot_skipped = str(exc)
+    if args.json:
+        print(json.dumps({**report, "written": {k: str(v) for k, v in written.items()}, "plot_skipped": plot_skipped},
+                         indent=1, allow_nan=False))
+        return 0
+    print("\n".join(diagnostics.report_lines(report)))
+    for kind, path in written.items():
+        print(f"wrote {kind}: {path}")
+    if plot_skipped:
+        print(f"plot skipped: {plot_skipped}")
+    return 0
+
+
+def _add_forecast_stats_command(commands: Any) -> None:
+    stats = commands.add_parser("forecast-stats", help="batch vs window diagnostics of a dataset (NMI, leakage, "
+                                "batch durations, window sizes)")
+    stats.add_argument("name", help="family/name[@version]")
+    stats.add_argument("--batch-size", type=int, default=200, help="batch size b (default: %(default)s)")
+    stats.add_argument("--horizon", type=float, help="window length h in the dataset's time unit (default: the "
+                       "window-forecast task's horizon, else nice(b x T/m), one snapshot for discrete time)")
+    stats.add_argument("--split", default="test", help="the split of the per-split measures (default: %(default)s)")
+    stats.add_argument("--json", action="store_true")
+    stats.add_argument("--out", help="folder for forecast-stats-NAME.json and .png (default: print only)")
+    # also accepted after the command; SUPPRESS keeps `tgbhub --cache-dir DIR forecast-stats ...` working
+    stats.add_argument("--cache-dir", default=argparse.SUPPRESS, help="cache root (as the global --cache-dir)")
+    stats.set_defaults(run=cmd_forecast_stats)
 
 
 def _add_grading_commands(commands: Any) -> None:
@@ -457,6 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "paired on a variant; e.g. ranking-regenerated)")
     exporting.add_argument("--json", action="store_true")
     exporting.set_defaults(run=cmd_export)
+    _add_forecast_stats_command(commands)
     return parser
 
 

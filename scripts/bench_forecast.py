@@ -391,9 +391,10 @@ def main() -> None:
     sizes = info["sizes"]
     extra = "" if stop is None else f" [peer: first {stop} of {total} windows, EXTRAPOLATED]"
     print(f"{info['n']:,} events, {info['test']:,} test events, {info['nonempty']:,} non-empty / {total:,} windows "
-          f"(events per window {sizes.mean():.0f} +- {sizes.std():.0f}, max {sizes.max():,}), horizon {info['horizon']} s "
-          f"({info['rule']}); {100 * info['random_share']:.1f}% of negatives random top-up; "
-          f"agreement: per-window AUC and AP identical to {TOLERANCE:g} (max |diff| AUC {worst_auc:.1g}, "
+          f"(events per window {sizes.mean():.0f} +- {sizes.std():.0f}, max {sizes.max():,}), "
+          f"horizon {info['horizon']} s ({info['rule']}); "
+          f"{100 * info['random_share']:.1f}% of negatives random top-up; "
+          f"agreement: per-window AUC and AP agree to {TOLERANCE:g} (max |diff| AUC {worst_auc:.1g}, "
           f"AP {worst_ap:.1g}), scores identical; mean AUC {o_auc.mean():.6f}, mean AP {o_ap.mean():.6f}")
     print("peer EdgeBank memory: one Python set of (src, dst) updated after each window (DyGLib rebuilds it from "
           "all history for every window, which would be far slower)")

@@ -51,7 +51,7 @@ def grade_baselines(dataset: tgbhub.api.TemporalGraphDataset) -> None:
             submission = run_baseline(model, dataset, task, "test")
             result = dataset.get_evaluator(task["name"]).evaluate(submission, split="test")
             metrics = ", ".join(f"{k}={v:.4f}" for k, v in result["metrics"].items())
-            print(f"  {task['name']:<12} {model:<15} {metrics}")
+            print(f"  {task['name']:<15} {model:<15} {metrics}")
 
 
 def counterfactual_check(cache_dir: str, name: str = "t-grab/pdet-2-16", seeds: range = range(3)) -> None:

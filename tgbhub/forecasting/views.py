@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from tgbhub.errors import MissingExtraError
 from tgbhub.forecasting.windows import DEFAULT_BATCH_SIZE, Events, WindowIndex, batch_index, events, window_index
 
 WINDOW_TASK = "window-forecast"
@@ -65,7 +66,7 @@ def _arrays(ev: Events, lo: int, hi: int, negatives: Any, device: Any) -> dict[s
     try:
         import torch
     except ModuleNotFoundError as exc:
-        raise ModuleNotFoundError("device= needs PyTorch: pip install 'tgbhub[torch]'") from exc
+        raise MissingExtraError("torch", "torch", "device=") from exc
     target = torch.device(device)
     return {name: torch.from_numpy(np.array(values, dtype=np.float64 if name == "t" and values.dtype.kind == "f"
                                             else np.int64)).to(target) for name, values in columns.items()}
@@ -96,7 +97,7 @@ def windows(dataset: Any, split: str, horizon: float | None = None, *, skip_empt
     Raises:
         InvalidNameError: for an unknown split, a non-positive horizon, or ``negatives=True`` at a horizon other than
             the task's.
-        ModuleNotFoundError: if ``device`` is given without torch installed.
+        MissingExtraError: if ``device`` is given without torch installed (a ``ModuleNotFoundError``).
     """
     from tgbhub.errors import InvalidNameError
     from tgbhub.forecasting.windows import suggest_horizon
@@ -121,7 +122,7 @@ def batches(dataset: Any, split: str, batch_size: int = DEFAULT_BATCH_SIZE, *,
 
     Raises:
         InvalidNameError: for an unknown split or a batch size below 1.
-        ModuleNotFoundError: if ``device`` is given without torch installed.
+        MissingExtraError: if ``device`` is given without torch installed (a ``ModuleNotFoundError``).
     """
     ev = events(dataset)
     return _iterate(ev, batch_index(ev, split, batch_size), None, device, skip_empty=True)

@@ -22,7 +22,7 @@ ALLOWED = {
     "tgbhub.sources": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.config", "tgbhub.cache",
                        "tgbhub.sources", "tgbhub.hub", "tgbhub.progress", "generators"},
     # windows, batches, diagnostics and the PyG adapter: pure functions over dataset objects (link forecasting)
-    "tgbhub.forecasting": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.forecasting"},
+    "tgbhub.forecasting": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.forecasting", "tgbhub.taskdocs"},
     "tgbhub.data": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.columns", "tgbhub.data", "tgbhub.forecasting"},
     # task documents (tasks versioned on their own) and their artifacts in the verified cache
     "tgbhub.taskdocs": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.registry"},

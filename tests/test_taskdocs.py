@@ -150,3 +150,48 @@ def test_every_task_document_rebuilds_to_its_digests(shared_cache: Path) -> None
         stats = documents_for(registry.root, registry.lookup(name))[0].artifacts.stats
         for split in ds.manifest.task_named(TASK)["negatives"]["files"]:
             assert len(ds.window_negatives(split)) == stats[split]["queries"], (name, split)
+
+
+def test_a_variant_declares_the_task_on_request_and_builds_it_reproducibly(tmp_path: Path) -> None:
+    """A temporal graph without a bundled document (here a distorted variant, float times counted in snapshots)
+    declares the task at load; its document and negatives are built on first use, cached, and the same everywhere."""
+    name = "t-grab/ce-4~shuffle-s0"
+    first = tgbhub.load_dataset(name, cache_dir=tmp_path / "a")
+    task = first.manifest.task_named(TASK)
+    assert task["builtOnRequest"] and task["horizon"]["value"] == 1 and task["horizon"]["unit"] == "snapshot"
+    stored = tmp_path / "a" / "t-grab" / "ce-4~shuffle-s0" / "tasks" / TASK / "1.0.0.document.json"
+    assert not stored.exists()  # nothing is built until the task is used
+    negatives = first.window_negatives("test")
+    document = read_task_document(stored)
+    assert document.dataset == f"{name}@1.0.0" and json.loads(stored.read_text())["builtOnRequest"] is True
+    second = tgbhub.load_dataset(name, cache_dir=tmp_path / "b")
+    second.window_negatives("test")
+    again = read_task_document(tmp_path / "b" / "t-grab" / "ce-4~shuffle-s0" / "tasks" / TASK / "1.0.0.document.json")
+    assert [f.digest for f in again.artifacts.files] == [f.digest for f in document.artifacts.files]
+    assert len(negatives) == document.artifacts.stats["test"]["queries"]
+    result = first.get_evaluator(TASK).evaluate({"window": negatives.window, "query": range(len(negatives)),
+                                                 "pos_score": [1.0] * len(negatives),
+                                                 "neg_score": [0.0] * len(negatives)})
+    assert result["metrics"]["auc"] == 1.0 and result["task_document"] == f"{name}/tasks/{TASK}@1.0.0"
+
+
+def test_a_cached_on_request_document_of_other_content_is_rebuilt(tmp_path: Path) -> None:
+    name = "t-grab/ce-4~shuffle-s1"
+    ds = tgbhub.load_dataset(name, cache_dir=tmp_path)
+    ds.window_negatives("val")
+    stored = tmp_path / "t-grab" / "ce-4~shuffle-s1" / "tasks" / TASK / "1.0.0.document.json"
+    doc = json.loads(stored.read_text())
+    doc["datasetDigests"] = {k: "e" * 64 for k in doc["datasetDigests"]}
+    stored.write_text(json.dumps(doc))
+    again = tgbhub.load_dataset(name, cache_dir=tmp_path)
+    assert len(again.window_negatives("val")) == len(ds.window_negatives("val"))
+    assert "e" * 64 not in stored.read_text()
+
+
+def test_info_says_when_the_task_is_declared_on_request(capsys: pytest.CaptureFixture[str]) -> None:
+    from tgbhub.cli import main
+
+    assert main(["info", "t-grab/ce-4~shuffle-s0"]) == 0
+    assert "window-forecast (window-link-forecasting): auc, ap on test; declared on request" in capsys.readouterr().out
+    assert main(["info", "t-grab/ce-4"]) == 0
+    assert "task document t-grab/ce-4/tasks/window-forecast@1.0.0; horizon 1 snapshot" in capsys.readouterr().out

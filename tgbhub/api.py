@@ -21,7 +21,7 @@ from tgbhub.sources import Source
 from tgbhub.sources.build import BuildSource, Parent
 from tgbhub.sources.hf import HubSource
 from tgbhub.sources.http import MirrorSource
-from tgbhub.taskcache import ensure_task_cached
+from tgbhub.taskcache import document_on_request, ensure_task_cached
 from tgbhub.taskdocs import TaskDocument, documents_for, with_tasks
 
 _REGISTRY = Registry()
@@ -81,29 +81,50 @@ def task_documents(manifest: Manifest) -> list[TaskDocument]:
 
 
 def with_task_documents(manifest: Manifest) -> Manifest:
-    """``manifest`` with the tasks of its task documents appended to ``tasks`` (files and version unchanged).
+    """``manifest`` with the tasks of its bundled task documents appended to ``tasks`` (files and version unchanged).
 
     Raises:
         ManifestError: if a bundled task document is malformed.
     """
-    return with_tasks(manifest, task_documents(manifest))
+    return with_tasks(manifest, [document.task for document in task_documents(manifest)])
 
 
-def _task_opener(documents: list[TaskDocument], manifest: Manifest, root: Path) -> Any:
-    """``(dataset, task name) -> (artifacts manifest, column paths)``, building a task's artifacts on first use."""
+def declares_window_task_on_request(manifest: Manifest) -> bool:
+    """Whether loading ``manifest`` declares the window-forecasting task on request: a temporal graph without a
+    bundled document for it (its document and negatives are then built from the verified data on first use)."""
+    from tgbhub.forecasting.task import TASK_NAME
+
+    return manifest.graph.get("kind") == "temporal-graph" and TASK_NAME not in {
+        document.task_name for document in task_documents(manifest)}
+
+
+def _declare_tasks(dataset: Any, manifest: Manifest, root: Path) -> None:
+    """Give ``dataset`` the tasks of its bundled task documents, plus the window-forecasting task declared on
+    request when it is a temporal graph without a bundled one (its document and negatives are built on first use,
+    from the verified data, and cached), and the opener that builds their artifacts."""
+    from tgbhub.forecasting.task import TASK_NAME, TASK_VERSION, task_block
+    from tgbhub.forecasting.windows import events
+
+    documents = task_documents(manifest)
+    blocks = [document.task for document in documents]
+    on_request = declares_window_task_on_request(manifest)
+    if on_request:
+        blocks.append({**task_block(manifest, events(dataset)), "builtOnRequest": True})
     by_name = {document.task_name: document for document in documents}
 
-    def open_task(dataset: TemporalGraphDataset, task: str) -> tuple[Manifest, Any]:
+    def open_task(opened: TemporalGraphDataset, task: str) -> tuple[Manifest, Any]:
+        edges = {manifest.graph["edges_file"]: {"t": opened.t, "src": opened.src, "dst": opened.dst}}
         document = by_name.get(task)
+        if document is None and on_request and task == TASK_NAME:
+            document = document_on_request(manifest, edges, root, TASK_NAME, TASK_VERSION)
         if document is None:
             from tgbhub.errors import ManifestError
 
             raise ManifestError(f"{manifest.name}@{manifest.version} has no task document for task {task!r}; "
                                 f"its task documents declare {', '.join(by_name) or 'none'}")
-        edges = {manifest.graph["edges_file"]: {"t": dataset.t, "src": dataset.src, "dst": dataset.dst}}
         return document.artifacts, ensure_task_cached(document, manifest, edges, root).columns
 
-    return open_task
+    dataset.declare_tasks(with_tasks(manifest, blocks), open_task)
 
 
 def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.PathLike[str] | None = None,
@@ -172,9 +193,10 @@ def open_verified(manifest: Manifest, root: Path, **settings: Any
             for file, columns in parent_entry.columns.items()})
     chosen = default_sources(**settings, parents=parents)
     entry, served_by = ensure_cached(manifest, root, chosen, offline=config.offline_mode(settings.get("offline")))
-    documents = task_documents(manifest)
-    return open_dataset(with_tasks(manifest, documents), entry.columns, served_by, evaluator_factory=get_evaluator,
-                        parent=parent, task_opener=_task_opener(documents, manifest, root)), entry  # type: ignore
+    dataset = open_dataset(manifest, entry.columns, served_by, evaluator_factory=get_evaluator, parent=parent)
+    if manifest.graph.get("kind") == "temporal-graph":
+        _declare_tasks(dataset, manifest, root)
+    return dataset, entry  # type: ignore[return-value]
 
 
 def _check_parent(manifest: Manifest, parent: Manifest) -> None:

@@ -122,7 +122,11 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(f"{'recipe':>14}: {recipe.get('generator')} {recipe.get('version')}, seed {recipe.get('seed')}")
         print(f"{'':>14}  {params}")
     tasks = info["tasks"] or ([info["task"]] if info["task"] else [])
-    _print_block("tasks", [line for task in tasks for line in _task_lines(task)])
+    lines = [line for task in tasks for line in _task_lines(task)]
+    if api.declares_window_task_on_request(manifest):
+        lines.append("window-forecast (window-link-forecasting): auc, ap on test; declared on request: its document "
+                     "and negatives are built from the verified data on first use")
+    _print_block("tasks", lines)
     for entry in info["files"]:
         print(f"{'file':>14}: {entry['name']} ({human_bytes(entry['size'])}, sha256 {entry['sha256'][:16]}...)")
     for item in info["known_discrepancies"]:

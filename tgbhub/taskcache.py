@@ -7,6 +7,10 @@ content digest equals the document's (the cache's usual temp -> verify -> rename
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +18,10 @@ from tgbhub.cache import CacheEntry, Fetched, install, lookup
 from tgbhub.errors import IntegrityError
 from tgbhub.manifest import Manifest
 from tgbhub.progress import Steps
-from tgbhub.taskdocs import TaskDocument
+from tgbhub.taskdocs import TaskDocument, document_path, parse_task_document, read_task_document
+
+#: how a cache names the task documents it built on request (next to the artifacts' version folder)
+ON_REQUEST_SUFFIX = ".document.json"
 
 
 def check_dataset(document: TaskDocument, manifest: Manifest) -> None:
@@ -64,3 +71,49 @@ def ensure_task_cached(document: TaskDocument, manifest: Manifest, columns: dict
     finally:
         steps.close()
     return entry
+
+
+def document_on_request(manifest: Manifest, columns: dict[str, dict[str, Any]], root: Path, task: str,
+                        version: str) -> TaskDocument:
+    """The task document of a temporal graph that has none bundled (a variant built on request, say), built from
+    the dataset's verified ``columns`` on first use by the same generator code that writes the bundled ones, its
+    artifacts verified and installed, then the document kept in the cache
+    (``<cache>/<family>/<name>/tasks/<task>/<version>.document.json``; ``builtOnRequest`` says so). Later calls
+    read it back; one pinned to other dataset content is rebuilt.
+
+    Raises:
+        GenerationError: if this tgbhub cannot build the task.
+        IntegrityError: if the artifacts do not verify against the document just written (a bug; nothing installed).
+    """
+    path = document_path(root, manifest.name, task, version, ON_REQUEST_SUFFIX)
+    if path.is_file():
+        document = read_task_document(path)
+        try:
+            check_dataset(document, manifest)
+            return document
+        except IntegrityError:
+            pass  # the cache holds a document of other dataset content: build this one's
+    from tgbhub.generators.forecast.task import build, task_document, write  # numba kernels load on use
+
+    steps = Steps(f"task {manifest.name}/{task}@{version}: building it on request", total=1)
+    try:
+        with tempfile.TemporaryDirectory(prefix="tgbhub-task-") as scratch:
+            files = build(manifest, columns)
+            written = write(files, Path(scratch))
+            doc = {**task_document(manifest, columns, files, Path(scratch)), "builtOnRequest": True}
+            document = parse_task_document(doc)
+
+            def fetch(staging: Path) -> Fetched:
+                for name, source in written.items():
+                    shutil.move(str(source), staging / name)
+                return Fetched(files={name: staging / name for name in written}, columns=files, rebuilt=True)
+
+            install(document.artifacts, root, fetch)
+        steps.step("verified and installed")
+    finally:
+        steps.close()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(temporary, path)  # the document takes its name only after its artifacts are installed
+    return document

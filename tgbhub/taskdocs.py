@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -105,10 +105,11 @@ def read_task_document(path: str | os.PathLike[str]) -> TaskDocument:
     return parse_task_document(doc)
 
 
-def document_path(root: Path, dataset_name: str, task: str, version: str) -> Path:
-    """Where the task document ``task@version`` of ``dataset_name`` lives under manifest ``root``."""
+def document_path(root: Path, dataset_name: str, task: str, version: str, suffix: str = ".json") -> Path:
+    """Where the task document ``task@version`` of ``dataset_name`` lives under manifest ``root`` (a cache keeps
+    the documents it built on request under the same layout, ``suffix`` ``.document.json``)."""
     family, short = dataset_name.split("/", 1)
-    return root / family / short / TASKS_FOLDER / task / f"{version}.json"
+    return root / family / short / TASKS_FOLDER / task / f"{version}{suffix}"
 
 
 def documents_for(root: Path, manifest: Manifest) -> list[TaskDocument]:
@@ -130,11 +131,12 @@ def documents_for(root: Path, manifest: Manifest) -> list[TaskDocument]:
     return chosen
 
 
-def with_tasks(manifest: Manifest, documents: list[TaskDocument]) -> Manifest:
-    """``manifest`` with the documents' tasks appended to its ``tasks`` (its files, version and default task are
-    unchanged: a task document adds a way to grade the data, never data)."""
-    if not documents:
+def with_tasks(manifest: Manifest, tasks: Iterable[Mapping[str, Any]]) -> Manifest:
+    """``manifest`` with ``tasks`` (task documents' task blocks) appended to its ``tasks`` (its files, version and
+    default task are unchanged: a task document adds a way to grade the data, never data)."""
+    extra = [plain(task) for task in tasks]
+    if not extra:
         return manifest
     raw = plain(manifest.raw)
-    raw["tasks"] = [*(raw.get("tasks") or [raw["task"]]), *(plain(d.task) for d in documents)]
+    raw["tasks"] = [*(raw.get("tasks") or [raw["task"]]), *extra]
     return replace(manifest, raw=_frozen(raw))

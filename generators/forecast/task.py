@@ -17,32 +17,14 @@ import pyarrow.parquet as pq
 
 from .negatives import group_negatives
 from ..negatives import stream_key
-from tgbhub.forecasting.windows import Events, events, suggest_horizon, window_index
+from tgbhub.forecasting.task import (CITATION, GENERATOR, GENERATOR_VERSION, PUBLISHED, SEED, TASK_NAME, TASK_TYPE,
+                                     TASK_VERSION, TASKS_FOLDER, graded_splits, horizon_of, negatives_file, task_block)
+from tgbhub.forecasting.windows import Events, events, window_index
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest, file_sha256
 from tgbhub.manifest import Manifest
-from tgbhub.taskdocs import TASK_DOCUMENT_FORMAT, TASKS_FOLDER
+from tgbhub.taskdocs import TASK_DOCUMENT_FORMAT
 
-TASK_NAME = "window-forecast"
-TASK_TYPE = "window-link-forecasting"
-#: the task document's version (a new one for any change of the task's definition or artifacts)
-TASK_VERSION = "1.0.0"
-GENERATOR = "tgbhub.window-negatives"
-GENERATOR_VERSION = "1.0.0"
-SEED = 0
-PUBLISHED = "2026-11-23"
-CITATION = ("@article{lampert2025forecasting, title={From Link Prediction to Forecasting: Addressing Challenges in "
-            "Batch-based Temporal Graph Learning}, author={Lampert, Moritz and Bl{\\\"o}cker, Christopher and "
-            "Scholtes, Ingo}, journal={Transactions on Machine Learning Research}, year={2025}}")
 _SCHEMA = pa.schema([("window", pa.int64()), ("neg_src", pa.int32()), ("neg_dst", pa.int32()), ("fill", pa.int8())])
-
-
-def negatives_file(split: str) -> str:
-    return f"window-negatives-{split}.parquet"
-
-
-def graded_splits(manifest: Manifest) -> list[str]:
-    """Every split after the first (train has no history of its own to forecast from)."""
-    return list(manifest.splits)[1:]
 
 
 def dataset_view(manifest: Manifest, columns: Mapping[str, Mapping[str, np.ndarray]]) -> SimpleNamespace:
@@ -50,13 +32,6 @@ def dataset_view(manifest: Manifest, columns: Mapping[str, Mapping[str, np.ndarr
     edges = columns[manifest.graph["edges_file"]]
     return SimpleNamespace(manifest=manifest, t=np.asarray(edges["t"]), src=np.asarray(edges["src"]),
                            dst=np.asarray(edges["dst"]))
-
-
-def horizon_of(ev: Events) -> dict[str, Any]:
-    """The task's horizon block: the paper's choice (spec §2.2) and the window convention."""
-    return {**suggest_horizon(ev), "anchor": "split-start",
-            "interval": "window i of a split is [t0 + i*h, t0 + (i+1)*h), t0 = the split's first snapshot (or "
-                        "floor of its first time); empty windows keep their id and are not graded"}
 
 
 def build(manifest: Manifest, columns: Mapping[str, Mapping[str, np.ndarray]],
@@ -86,43 +61,6 @@ def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path) -> dict[s
                                       for f in _SCHEMA], schema=_SCHEMA)
         pq.write_table(table, folder / name, compression="zstd", row_group_size=1 << 20, write_statistics=True)
     return {name: folder / name for name in files}
-
-
-def task_block(manifest: Manifest, ev: Events) -> dict[str, Any]:
-    """The task an evaluator is bound to (merged into the dataset's ``tasks`` when it is loaded)."""
-    events_rule = ("one per undirected edge: the stored row with src <= dst (each edge is stored in both directions)"
-                   if ev.symmetric else "every stored row")
-    return {
-        "name": TASK_NAME, "type": TASK_TYPE, "version": TASK_VERSION,
-        "document": f"{manifest.name}/{TASKS_FOLDER}/{TASK_NAME}@{TASK_VERSION}", "report_split": "test",
-        "events": events_rule, "horizon": horizon_of(ev),
-        "history": "every event with t < the window's start (earlier windows of the split included, after they are "
-                   "scored); nothing at or after the window's start may inform its scores",
-        "negatives": {
-            "strategy": "historical, topped up at random; one negative per positive, inheriting its timestamp",
-            "ratio": 1,
-            "pool": "DyGLib's: distinct pairs seen before the window, minus every pair occurring inside it; drawn "
-                    "without replacement (the paper's EdgeBank numbers come from this pool)",
-            "random": "uniform over all pairs u != v (unordered for a symmetric graph) that are not positive in the "
-                      "window and not drawn already; with replacement only if too few exist",
-            "seed": (f"window w: splitmix64(key + splitmix64(w)), key = first 8 bytes (little-endian) of sha256("
-                     f"'tgbhub-negatives-v1|<name>@<version>|{TASK_NAME}|<split>|<recipe seed>'); pool in order of "
-                     "first occurrence"),
-            "files": {split: negatives_file(split) for split in graded_splits(manifest)},
-        },
-        "metrics": ["auc", "ap"],
-        "aggregate": "auc/ap: mean over the non-empty windows of the split (each time period weighs equally, as the "
-                     "paper reports); auc_pooled/ap_pooled: over all queries of the split at once",
-        "tie_rule": "scikit-learn's: AUC counts a tie as 1/2, AP takes tied scores as one threshold (no "
-                    "interpolation)",
-        "submission": {
-            "format": "parquet",
-            "rows": "one per event (query) of the split, any order; query = the event's position in the split",
-            "columns": [{"name": "window", "type": "int64"}, {"name": "query", "type": "int64"},
-                        {"name": "pos_score", "type": "float32"}, {"name": "neg_score", "type": "float32"}],
-            "window": "the window id of the query (the negatives file's `window`), checked",
-        },
-    }
 
 
 def _split_stats(files: Mapping[str, Mapping[str, np.ndarray]], ev: Events, split: str,

@@ -158,6 +158,22 @@ class TemporalGraphDataset(Gradable):
         return Negatives(split=split, file=declared[split], t=arrays["t"], src=arrays["src"], dst=arrays["dst"],
                          negatives=arrays["negatives"], count=arrays["count"])
 
+    def declare_tasks(self, manifest: Manifest, opener: TaskOpener) -> None:
+        """Adopt ``manifest`` (this dataset's, with the tasks of its task documents appended) and the ``opener``
+        that builds their artifacts. Called once by the composition root (:func:`tgbhub.load_dataset`), which can
+        only describe a task declared on request after the dataset's rows are assembled.
+
+        Raises:
+            ManifestError: if ``manifest`` is another dataset version's.
+        """
+        if (manifest.name, manifest.version, manifest.files) != (self.manifest.name, self.manifest.version,
+                                                                   self.manifest.files):
+            from tgbhub.errors import ManifestError
+
+            raise ManifestError(f"{manifest.name}@{manifest.version} is not the manifest of {self.name}@{self.version}")
+        self.manifest = manifest
+        self._task_opener = opener
+
     def task_artifacts(self, task: str) -> tuple[Manifest, Mapping[str, Mapping[str, Path]]]:
         """The verified artifacts of a task declared by a task document (:mod:`tgbhub.taskdocs`), built into the
         cache on first use: the document's artifacts manifest and each file's column paths.

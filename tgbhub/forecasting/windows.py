@@ -60,6 +60,9 @@ class Events:
     time: str
     #: the declared ``[first, stop)`` snapshots of each split (snapshot time only): its windows cover exactly these
     split_snapshots: Mapping[str, tuple[int, int]]
+    #: what one unit of ``t`` is (the manifest's ``graph.time_unit``): ``snapshot`` for T-GRAB and its variants, whose
+    #: float times still count snapshots; empty when undeclared
+    time_unit: str = ""
 
     def __len__(self) -> int:
         return len(self.t)
@@ -109,7 +112,7 @@ def events(dataset: Any) -> Events:
     return Events(t=t[rows] if keep is not None else t, src=src[rows] if keep is not None else src,
                   dst=dst[rows] if keep is not None else dst, rows=rows, splits=splits, symmetric=symmetric,
                   num_nodes=int(manifest.graph["num_nodes"]), time="snapshot" if discrete else "continuous",
-                  split_snapshots=snapshots)
+                  split_snapshots=snapshots, time_unit=str(manifest.graph.get("time_unit", "")))
 
 
 @dataclass(frozen=True)
@@ -222,12 +225,13 @@ def nice_duration(seconds: float) -> int:
 
 
 def suggest_horizon(ev: Events, batch_size: int = DEFAULT_BATCH_SIZE) -> dict[str, Any]:
-    """The horizon the paper would pick (spec §2.2): one snapshot for discrete time; for continuous time the
-    "matched" ``nice(b * T / m)`` (windows holding about ``b`` events on average over the whole dataset).
+    """The horizon the paper would pick (spec §2.2): one snapshot for discrete time (and for float times counted in
+    snapshots, e.g. a distorted variant of a snapshot dataset); for continuous time the "matched" ``nice(b * T / m)``
+    (windows holding about ``b`` events on average over the whole dataset).
 
     Returns ``{"value", "unit", "rule"}``.
     """
-    if ev.time == "snapshot":
+    if ev.time == "snapshot" or ev.time_unit == "snapshot":
         return {"value": 1, "unit": "snapshot", "rule": "discrete time: one snapshot (link forecasting, §2.2)"}
     span = float(ev.t[-1] - ev.t[0]) if len(ev) else 0.0
     raw = batch_size * span / max(len(ev), 1)

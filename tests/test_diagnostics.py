@@ -381,7 +381,12 @@ def test_cli_prints_a_table(shared_cache: Path, capsys: pytest.CaptureFixture[st
     assert main(["--cache-dir", str(shared_cache), "forecast-stats", SNAPSHOTS]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"{SNAPSHOTS}@") and "max NMI(t, batch id)" in out and "NMI(batch id, window id)" in out
-    assert "wrote" not in out and not list(tmp_path.iterdir())  # no --out: nothing written
+    folder = tmp_path / "forecast-stats-t-grab_pdet-2-16"  # no --out: the figure and JSON go to ./forecast-stats-NAME/
+    assert f"wrote plot: {Path('forecast-stats-t-grab_pdet-2-16') / 'forecast-stats-t-grab_pdet-2-16.png'}" in out
+    assert sorted(p.name for p in folder.iterdir()) == ["forecast-stats-t-grab_pdet-2-16.json",
+                                                        "forecast-stats-t-grab_pdet-2-16.png"]
+    assert main(["--cache-dir", str(shared_cache), "forecast-stats", SNAPSHOTS, "--no-files"]) == 0
+    assert "wrote" not in capsys.readouterr().out
     # --cache-dir is also accepted after the command
     assert main(["forecast-stats", SNAPSHOTS, "--cache-dir", str(shared_cache), "--split", "nope"]) == 2
     assert "no split 'nope'" in capsys.readouterr().err
@@ -389,7 +394,7 @@ def test_cli_prints_a_table(shared_cache: Path, capsys: pytest.CaptureFixture[st
 
 def test_cli_json(shared_cache: Path, capsys: pytest.CaptureFixture[str], snapshots) -> None:
     assert main(["--cache-dir", str(shared_cache), "forecast-stats", SNAPSHOTS, "--json", "--batch-size", "50",
-                 "--horizon", "2"]) == 0
+                 "--horizon", "2", "--no-files"]) == 0
     printed = json.loads(capsys.readouterr().out)
     expected = diag.report(snapshots, batch_size=50, horizon=2)
     assert {k: v for k, v in printed.items() if k not in ("written", "plot_skipped")} == expected

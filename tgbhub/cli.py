@@ -367,10 +367,10 @@ def cmd_forecast_stats(args: argparse.Namespace) -> int:
     report = diagnostics.report(dataset, batch_size=args.batch_size, horizon=args.horizon, split=args.split)
     written: dict[str, Path] = {}
     plot_skipped = None
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
+    if not args.no_files:
         stem = f"forecast-stats-{dataset.manifest.name.replace('/', '_')}"
+        out = Path(args.out) if args.out else Path(stem)
+        out.mkdir(parents=True, exist_ok=True)
         written["json"] = out / f"{stem}.json"
         partial = out / f".{stem}.json.tmp"
         partial.write_text(json.dumps(report, indent=1, allow_nan=False) + "\n")
@@ -400,7 +400,8 @@ def _add_forecast_stats_command(commands: Any) -> None:
                        "window-forecast task's horizon, else nice(b x T/m), one snapshot for discrete time)")
     stats.add_argument("--split", default="test", help="the split of the per-split measures (default: %(default)s)")
     stats.add_argument("--json", action="store_true")
-    stats.add_argument("--out", help="folder for forecast-stats-NAME.json and .png (default: print only)")
+    stats.add_argument("--out", help="folder for forecast-stats-NAME.json and .png (default: ./forecast-stats-NAME/)")
+    stats.add_argument("--no-files", action="store_true", help="print only; write no JSON or figure")
     # also accepted after the command; SUPPRESS keeps `tgbhub --cache-dir DIR forecast-stats ...` working
     stats.add_argument("--cache-dir", default=argparse.SUPPRESS, help="cache root (as the global --cache-dir)")
     stats.set_defaults(run=cmd_forecast_stats)

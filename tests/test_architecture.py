@@ -24,6 +24,8 @@ ALLOWED = {
     # windows, batches, diagnostics and the PyG adapter: pure functions over dataset objects (link forecasting)
     "tgbhub.forecasting": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.forecasting", "tgbhub.taskdocs"},
     "tgbhub.data": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.columns", "tgbhub.data", "tgbhub.forecasting"},
+    # TGB's catalogue and import (issue 12)
+    "tgbhub.tgb": {"tgbhub.errors"},
     # task documents (tasks versioned on their own) and their artifacts in the verified cache
     "tgbhub.taskdocs": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.registry"},
     "tgbhub.taskcache": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.cache", "tgbhub.progress", "tgbhub.taskdocs",

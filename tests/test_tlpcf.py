@@ -100,7 +100,8 @@ def test_paired_negatives_are_the_parents_and_regenerated_ones_differ(tmp_path: 
     assert np.array_equal(regenerated.src, paired.src) and not np.array_equal(regenerated.negatives, paired.negatives)
     assert ds.get_evaluator("ranking-regenerated").task["negatives"]["files"] == {
         "test": "negatives-test-regenerated.parquet"}
-    assert [t["name"] for t in ds.manifest.tasks] == ["ranking", "ranking-regenerated"]
+    # the window-forecasting task is declared on request for every temporal graph without a bundled document
+    assert [t["name"] for t in ds.manifest.tasks] == ["ranking", "ranking-regenerated", "window-forecast"]
 
 
 def test_the_manifest_records_lineage_invariants_and_distances() -> None:
@@ -189,7 +190,10 @@ def test_a_variant_that_is_not_published_is_built_on_request_and_cached(tmp_path
     elsewhere = tgbhub.load_dataset(name, cache_dir=tmp_path / "other", offline=True)  # same bytes, fresh build
     assert elsewhere.digest == first.digest and np.array_equal(elsewhere.t, first.t)
     published = tgbhub.load_dataset(f"{BASE}~intense-k5-s0", cache_dir=tmp_path, offline=True)
-    assert published.manifest.raw == api.resolve(f"{BASE}~intense-k5-s0").raw  # defaults keep their manifests
+    bundled = api.resolve(f"{BASE}~intense-k5-s0").raw  # defaults keep their manifests (plus tasks declared on load)
+    assert {k: v for k, v in published.manifest.raw.items() if k != "tasks"} == {
+        k: v for k, v in bundled.items() if k != "tasks"}
+    assert published.manifest.tasks[:len(bundled["tasks"])] == bundled["tasks"]
 
 
 @pytest.mark.parametrize("name, error, words", [

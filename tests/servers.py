@@ -31,6 +31,7 @@ class MirrorServer(ThreadingHTTPServer):
         self.directory = directory
         self.gets: Counter[str] = Counter()
         self.corrupt: set[str] = set()     # paths served with one byte flipped
+        self.truncate: set[str] = set()    # paths whose body stops halfway (Content-Length still the full size)
         self.throttle: float = 0.0         # seconds of sleep per 64 KiB sent
         self.lock = threading.Lock()
         super().__init__(("127.0.0.1", 0), _MirrorHandler)
@@ -63,6 +64,10 @@ class _MirrorHandler(SimpleHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
+        if path in self.server.truncate:
+            self.wfile.write(data[:len(data) // 2])
+            self.close_connection = True
+            return
         for start in range(0, len(data), 1 << 16):
             self.wfile.write(data[start:start + (1 << 16)])
             if self.server.throttle:

@@ -45,7 +45,8 @@ ALLOWED = {
     "generators": {"tgbhub.manifest", "tgbhub.hashing", "tgbhub.errors", "tgbhub.evaluate.metrics",
                    "tgbhub.forecasting", "tgbhub.taskdocs", "tgbhub.registry"},
 }
-ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli", "tgbhub.publish", "tgbhub.doctor", "tgbhub.derive", "tgbhub.protocols"}
+ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli", "tgbhub.publish", "tgbhub.doctor", "tgbhub.derive", "tgbhub.protocols",
+         "tgbhub.importing"}
 
 
 def _library_files() -> list[Path]:
@@ -98,7 +99,8 @@ def test_only_the_build_source_reaches_the_generators() -> None:
         i.startswith("tgbhub.generators") or i.startswith("generators") for i in _imports(p))}
     # the build source, the on-request build of derived datasets (tgbhub.derive, a composition root) and of a task
     # document's artifacts (tgbhub.taskcache)
-    assert users <= {"tgbhub.sources.build", "tgbhub.derive", "tgbhub.taskcache", "tgbhub.protocols"}
+    assert users <= {"tgbhub.sources.build", "tgbhub.derive", "tgbhub.taskcache", "tgbhub.protocols",
+                     "tgbhub.importing"}
 
 
 def test_generators_are_installed_inside_the_tgbhub_namespace() -> None:

@@ -158,6 +158,9 @@ def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.P
     try:
         manifest = resolve(name, version)
     except DatasetNotFoundError as missing:
+        imported = _imported(name, version, root, missing)
+        if imported is not None:
+            return open_verified(imported, root, **settings)[0]
         if DERIVED_MARK not in name:  # only derived names ("base~transform") can be built on request
             raise
         from tgbhub.derive import variant_on_request  # imports the generators: only for this path
@@ -169,6 +172,25 @@ def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.P
     if built_on_request:
         dataset.source = "build"  # this call built it; open_verified then found it in the cache
     return dataset
+
+
+def _imported(name: str, version: str | None, root: Path, missing: DatasetNotFoundError) -> Manifest | None:
+    """The manifest of a dataset imported into this cache (``tgbhub import``), or ``None`` when ``name`` is not one.
+
+    Raises:
+        DatasetNotFoundError: for a TGB dataset not imported here, saying how to import it.
+    """
+    from tgbhub.importing import import_advice, load_imported
+    from tgbhub.registry import parse_reference
+
+    reference = parse_reference(name, version)
+    manifest = load_imported(root, reference.name, reference.version)
+    if manifest is not None:
+        return manifest
+    advice = import_advice(reference.name)
+    if advice is not None:
+        raise DatasetNotFoundError.with_advice(reference.name, advice) from missing
+    return None
 
 
 def open_verified(manifest: Manifest, root: Path, **settings: Any

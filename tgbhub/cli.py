@@ -333,6 +333,31 @@ def cmd_counterfactual(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    """Import a dataset of another benchmark's release (TGB) into the verified cache and print its card."""
+    from tgbhub.importing import import_tgb
+
+    manifest = import_tgb(args.name, args.source, cache_dir=args.cache_dir, offline=args.offline or None)
+    dataset = api.load_dataset(manifest.name, manifest.version, cache_dir=args.cache_dir, offline=True)
+    source = manifest.raw["stats"]["source"]
+    card = {**dataset.card(), "imported_from": source["zip"], "zip_sha256": source["zip_sha256"],
+            "upstream": source["url"], "checked": manifest.raw["stats"]["checked_against_published"]}
+    print(json.dumps(card, indent=1) if args.json else "\n".join(f"{k:>14}: {v}" for k, v in card.items()))
+    return 0
+
+
+def _add_import_command(commands: Any) -> None:
+    importing = commands.add_parser("import", help="import a TGB dataset from its release zip (download or local "
+                                    "copy), converted and verified, into the cache")
+    importing.add_argument("benchmark", choices=("tgb",), help="whose release: tgb (TGB 1.x and 2.0)")
+    importing.add_argument("name", help="the dataset's TGB name, e.g. tgbl-wiki")
+    importing.add_argument("--from", dest="source", help="a local zip, a folder holding it, or an http(s) URL "
+                           "(default: the copy a previous import kept, else TGB's upstream URL)")
+    importing.add_argument("--offline", action="store_true", help="never download")
+    importing.add_argument("--json", action="store_true")
+    importing.set_defaults(run=cmd_import)
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     """Export a dataset for another loader (DyGLib, the TLPCF forks' ml_ files, TGB's negatives pickle) and print
     what was written."""
@@ -517,6 +542,7 @@ def build_parser() -> argparse.ArgumentParser:
     exporting.add_argument("--json", action="store_true")
     exporting.set_defaults(run=cmd_export)
     _add_forecast_stats_command(commands)
+    _add_import_command(commands)
     return parser
 
 

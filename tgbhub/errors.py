@@ -26,6 +26,13 @@ class DatasetNotFoundError(TgbhubError, LookupError):
         hint = f" Did you mean {', '.join(repr(s) for s in self.suggestions)}?" if self.suggestions else ""
         super().__init__(f"unknown dataset {name!r}.{hint} Run `tgbhub list` to see every dataset.")
 
+    @classmethod
+    def with_advice(cls, name: str, advice: str) -> DatasetNotFoundError:
+        """The error for a dataset that exists elsewhere but not here, with what to do instead of a suggestion."""
+        error = cls(name)
+        error.args = (f"{name!r} is not in this cache: {advice}.",)
+        return error
+
 
 class VersionNotFoundError(TgbhubError, LookupError):
     """The dataset exists, but not in the requested version."""

@@ -35,3 +35,9 @@ class Steps:
 
     def close(self) -> None:
         self._bar.close()
+
+
+def byte_bar(desc: str, total: int | None) -> tqdm:
+    """A bar counting bytes (KiB/MiB scaled) for a download; call ``update(n)`` per block, ``close()`` at the end."""
+    return tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr,
+                disable=_disabled(), leave=False)

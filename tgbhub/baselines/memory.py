@@ -19,17 +19,20 @@ from tgbhub.tasks import candidate_pairs, graded_snapshots
 class PairTimes:
     """Rows ``(t, src, dst)`` encoded as sorted ``(pair, time)`` codes; answers "last time seen before t".
 
-    Integer times are coded as themselves (``horizon`` bounds them). Float times are coded by their rank among the
-    distinct row times, so a code stays an exact int64 whatever the float values are, and "before t" compares the
-    float timestamps themselves.
+    Snapshot times (integers with a ``horizon``) are coded as themselves. Other times (floats, or integers with no
+    snapshot count, e.g. seconds) are coded by their rank among the distinct row times, so a code stays an exact
+    int64 whatever the time values are, and "before t" compares the timestamps themselves (as float64, exact for
+    integers below 2**53).
     """
 
-    def __init__(self, t: np.ndarray, src: np.ndarray, dst: np.ndarray, num_nodes: int, horizon: int) -> None:
+    def __init__(self, t: np.ndarray, src: np.ndarray, dst: np.ndarray, num_nodes: int, horizon: int | None) -> None:
         self.num_nodes = int(num_nodes)
         times = np.asarray(t)
-        #: ``None`` for integer snapshot times; else the sorted distinct float times that ranks index into
+        #: ``None`` for integer snapshot times; else the sorted distinct times (as float64) that ranks index into
         self.times: np.ndarray | None = None
-        if np.issubdtype(times.dtype, np.integer):
+        # snapshot indices code as themselves; continuous times (no snapshot count: seconds since 1970, say) by rank,
+        # which keeps pair * stride + code inside int64 whatever the time values are
+        if np.issubdtype(times.dtype, np.integer) and horizon is not None:
             # a code orders by pair first, then time, so the latest sighting before t sits just left of (pair, t)
             self.stride = int(horizon) + 1
             self.codes = np.sort(self._code(src, dst, times))

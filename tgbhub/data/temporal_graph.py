@@ -225,7 +225,10 @@ class TemporalGraphDataset(Gradable):
     name = property(lambda self: self.manifest.name)
     version = property(lambda self: self.manifest.version)
     num_nodes = property(lambda self: int(self.manifest.graph["num_nodes"]))
-    num_snapshots = property(lambda self: int(self.manifest.graph["num_snapshots"]))
+    #: snapshots of a discrete-time graph (and of a variant of one); ``None`` for continuous time (an imported TGB
+    #: dataset counts seconds, days or years, not snapshots)
+    num_snapshots = property(lambda self: None if self.manifest.graph.get("num_snapshots") is None
+                             else int(self.manifest.graph["num_snapshots"]))
     splits = property(lambda self: self.manifest.splits)
     task = property(lambda self: self.manifest.task)
 
@@ -304,5 +307,7 @@ class TemporalGraphDataset(Gradable):
                 "splits": {k: list(v) for k, v in self.splits.items()}, "digest": self.digest}
 
     def __repr__(self) -> str:
+        time = (f"{self.num_snapshots} snapshots" if self.num_snapshots is not None
+                else f"continuous time in {self.manifest.graph.get('time_unit', 'units')}")
         return (f"TemporalGraphDataset({self.name}@{self.version}: {self.num_nodes} nodes, {self.num_rows} rows, "
-                f"{self.num_snapshots} snapshots, source={self.source!r})")
+                f"{time}, source={self.source!r})")

@@ -1,0 +1,103 @@
+"""Reading one TGB release zip exactly as py-tgb 2.3.0 reads its files, without executing anything it contains.
+
+A release zip is flat (py-tgb extracts it into the dataset folder): CSV files with one header line that py-tgb
+skips and columns read by position, and the evaluation negatives as Python pickles (dicts keyed by tuples of numpy
+integers, spec ``tgb.md`` §2.5). A pickle can run arbitrary code when loaded, and the release has no checksum
+(§1.1), so :func:`load_pickle` unpickles with an allow-list: numpy arrays, dtypes and scalars, and the builtin
+containers; anything else is refused, naming the class it asked for.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+
+from tgbhub.errors import GenerationError
+
+#: what a TGB negatives pickle may reference: numpy's array and scalar reconstruction, nothing else
+_ALLOWED = {
+    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
+    ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.numeric", "_frombuffer"),
+    ("numpy._core.numeric", "_frombuffer"), ("builtins", "tuple"), ("builtins", "dict"), ("builtins", "list"),
+    ("builtins", "int"), ("builtins", "float"), ("builtins", "set"), ("builtins", "frozenset"),
+}
+
+
+class _NumpyOnly(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in _ALLOWED and not (module == "numpy" and name.endswith("Dtype")) and not (
+                module.startswith("numpy.dtypes") and name.endswith("DType")):
+            raise GenerationError(f"the pickle asks for {module}.{name}, which a TGB negatives file never needs; "
+                                  "refusing to load it (the release may be corrupt or not TGB's)")
+        return super().find_class(module, name)
+
+
+class Release:
+    """An opened release zip: its members by name. Nothing is extracted to disk.
+
+    Raises (on construction):
+        GenerationError: if the file is not a readable zip or lacks a member the dataset needs.
+    """
+
+    def __init__(self, path: Path, needed: Mapping[str, str]) -> None:
+        self.path = path
+        try:
+            self._zip = zipfile.ZipFile(path)
+            broken = self._zip.testzip()
+        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            raise GenerationError(f"{path} is not a readable zip ({exc}); download it again (a truncated download "
+                                  "or an HTML error page saved as .zip looks like this)") from exc
+        if broken is not None:
+            raise GenerationError(f"{path}: member {broken} fails its CRC check; download the zip again")
+        names = {Path(n).name: n for n in self._zip.namelist() if not n.endswith("/")}
+        missing = [file for file in needed.values() if file not in names]
+        if missing:
+            raise GenerationError(f"{path} lacks {', '.join(missing)} (it holds {', '.join(sorted(names)) or 'nothing'});"
+                                  " is it the release of another dataset or TGB version?")
+        self._names = names
+
+    def read(self, member: str) -> bytes:
+        return self._zip.read(self._names[member])
+
+    def close(self) -> None:
+        self._zip.close()
+
+
+def read_csv(data: bytes, member: str) -> list[np.ndarray]:
+    """The columns of a TGB CSV by position (its one header line skipped, as py-tgb does).
+
+    Raises:
+        GenerationError: if the CSV cannot be parsed.
+    """
+    try:
+        table = pcsv.read_csv(io.BytesIO(data), read_options=pcsv.ReadOptions(skip_rows=1,
+                                                                              autogenerate_column_names=True))
+    except pa.ArrowInvalid as exc:
+        raise GenerationError(f"{member}: not a CSV in TGB's layout ({exc})") from exc
+    return [column.to_numpy() for column in table.columns]
+
+
+def load_pickle(data: bytes, member: str) -> dict[Any, Any]:
+    """A TGB negatives pickle, loaded with numpy arrays and builtin containers only.
+
+    Raises:
+        GenerationError: if it is not such a pickle or asks for anything else.
+    """
+    try:
+        loaded = _NumpyOnly(io.BytesIO(data)).load()
+    except GenerationError:
+        raise
+    except Exception as exc:  # unpickling raises many kinds; each means the same thing here
+        raise GenerationError(f"{member}: not a readable pickle ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(loaded, dict):
+        raise GenerationError(f"{member}: holds a {type(loaded).__name__}, not the dict of negatives TGB writes")
+    return loaded

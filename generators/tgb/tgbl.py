@@ -1,0 +1,109 @@
+"""TGB 1.x link datasets (``tgbl-*``): a release zip converted to this project's files, as py-tgb 2.3.0 sees it.
+
+What py-tgb's loader does to the files (spec ``tgb.md`` §1.3, §2.1, §4.1; checked against py-tgb itself by
+``tests/test_tgb_import.py`` on files in TGB's exact formats), and what the conversion therefore does:
+
+- parser ``edgelist-wiki`` (tgbl-wiki, -subreddit, -uci, -enron, -lastfm): columns by position, ``src`` = column 0,
+  ``dst`` = column 1 + max(src) + 1 (the graph is made bipartite: uci and enron too, where one person then has a
+  sender id and a receiver id), ``t`` = column 2 cast to int (truncation, as ``astype(int)``), edge features =
+  columns 4 onwards (float64, exactly as parsed); column 3 (the state label) is not read.
+- the split is py-tgb's: ``val_time, test_time = np.quantile(t, [0.70, 0.85])``, train ``t <= val_time``, val
+  ``val_time < t <= test_time``, test ``t > test_time`` (ties go to the earlier split);
+- the negatives: for every val/test edge ``(s, d, t)`` the array stored under that key (keys collapse duplicate
+  edges, so duplicates share their negatives), converted to ``int32 [n, q]`` padded with -1 plus ``count`` (a
+  ragged release, e.g. 998 negatives for a few queries of tgbl-wiki, keeps its exact counts).
+
+Rows are stored in time order; a release whose CSV is not (coin and flight were not before their v2) is sorted
+stably and ``edge_id`` keeps each row's position in the CSV, the id py-tgb's ``edge_idxs`` counts from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .release import Release, load_pickle, read_csv
+from tgbhub.errors import GenerationError
+
+SPLITS = ("train", "val", "test")
+
+
+def parse_edges(release: Release, files: Mapping[str, str], parser: str) -> dict[str, np.ndarray]:
+    """``t, src, dst, edge_id`` and ``edge_feat`` ``[E, d]`` of the edge list, in CSV order, py-tgb's ids.
+
+    Raises:
+        GenerationError: for a parser this tgbhub does not implement yet, or a CSV that does not fit it.
+    """
+    if parser != "edgelist-wiki":
+        raise GenerationError(f"importing TGB datasets read by py-tgb's {parser!r} parser is not implemented in this "
+                              "tgbhub yet (it imports the tgbl datasets of the edgelist-wiki parser: tgbl-wiki, "
+                              "-subreddit, -uci, -enron, -lastfm); upgrade tgbhub")
+    member = files["edgelist"]
+    columns = read_csv(release.read(member), member)
+    if len(columns) < 4:
+        raise GenerationError(f"{member}: {len(columns)} columns; expected src, dst, timestamp, state label and "
+                              "edge features")
+    src = _integers(columns[0], member, "column 0 (src)")
+    dst = _integers(columns[1], member, "column 1 (dst)") + int(src.max()) + 1
+    t = np.asarray(columns[2]).astype(np.int64)  # py-tgb: timestamps.astype(int), truncating
+    features = np.column_stack([np.asarray(c, dtype=np.float64) for c in columns[4:]]) if len(columns) > 4 else \
+        np.zeros((len(t), 0))
+    return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64), "edge_feat": features}
+
+
+def _integers(values: np.ndarray, member: str, what: str) -> np.ndarray:
+    array = np.asarray(values)
+    if not np.issubdtype(array.dtype, np.integer):
+        raise GenerationError(f"{member}: {what} holds {array.dtype} values; TGB's ids are integers")
+    return array.astype(np.int64)
+
+
+def time_order(edges: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], int]:
+    """The edges sorted stably by ``t`` and how many rows moved (0 for a time-ordered release)."""
+    t = edges["t"]
+    if len(t) < 2 or bool(np.all(t[1:] >= t[:-1])):
+        return edges, 0
+    order = np.argsort(t, kind="stable")
+    return {name: values[order] for name, values in edges.items()}, int(np.count_nonzero(order != np.arange(len(t))))
+
+
+def split_rows(t: np.ndarray, val: float, test: float) -> dict[str, tuple[int, int]]:
+    """Row ranges of py-tgb's quantile split of time-sorted ``t`` (ties to the earlier split)."""
+    val_time, test_time = np.quantile(t, [1 - val - test, 1 - test])
+    first_val = int(np.searchsorted(t, val_time, side="right"))
+    first_test = int(np.searchsorted(t, test_time, side="right"))
+    return {"train": (0, first_val), "val": (first_val, first_test), "test": (first_test, len(t))}
+
+
+def convert_negatives(table: Mapping[Any, Any], t: np.ndarray, src: np.ndarray, dst: np.ndarray,
+                      member: str) -> dict[str, np.ndarray]:
+    """One query per edge: the negatives stored under its ``(src, dst, t)`` key, as ``int32 [n, q]`` + ``count``.
+
+    Raises:
+        GenerationError: if an edge has no entry, or an entry holds something other than node ids.
+    """
+    lists = []
+    for s, d, time in zip(src.tolist(), dst.tolist(), t.tolist()):
+        found = table.get((s, d, time))
+        if found is None:
+            raise GenerationError(f"{member} has no negatives for the edge (src={s}, dst={d}, t={time}); py-tgb's "
+                                  "query_batch would raise too: the pickle does not belong to this edge list")
+        lists.append(np.asarray(found))
+    count = np.array([len(x) for x in lists], dtype=np.int32)
+    q = int(count.max()) if len(count) else 0
+    matrix = np.full((len(lists), q), -1, dtype=np.int32)
+    for row, values in enumerate(lists):
+        if len(values) and not np.all(np.asarray(values) == np.floor(values)):
+            raise GenerationError(f"{member}: the negatives of row {row} are not integer node ids")
+        matrix[row, :len(values)] = np.asarray(values, dtype=np.int64)
+    return {"t": t, "src": src.astype(np.int32), "dst": dst.astype(np.int32), "negatives": matrix, "count": count}
+
+
+def measured_stats(edges: Mapping[str, np.ndarray], splits: Mapping[str, tuple[int, int]]) -> dict[str, Any]:
+    """The statistics the catalogue publishes, measured on the converted edges (py-tgb's counting)."""
+    nodes = np.union1d(edges["src"], edges["dst"])
+    return {"num_nodes": int(len(nodes)), "num_edges": int(len(edges["t"])),
+            "num_timestamps": int(len(np.unique(edges["t"]))), "edge_feat_dim": int(edges["edge_feat"].shape[1]),
+            "split_edges": {name: int(hi - lo) for name, (lo, hi) in splits.items()}}

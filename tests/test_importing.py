@@ -1,0 +1,201 @@
+"""`tgbhub import tgb`: TGB releases in py-tgb 2.3.0's exact formats, converted, checked against py-tgb, verified
+and cached; every broken release refused with nothing installed (tgbhub.importing, generators/tgb)."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+import shutil
+import zipfile
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+import pytest
+
+import tgbhub
+from tests import tgb_formats as formats
+from tests.servers import MirrorServer, serving
+from tgbhub.errors import DatasetNotFoundError, FetchError, GenerationError, IntegrityError, SubmissionError
+from tgbhub.importing import import_tgb, stored_manifest
+from tgbhub.tgb import catalogue
+
+NAME = "tgbl-wiki"
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory: pytest.TempPathFactory):
+    """A small tgbl-wiki release (ragged negatives like the real one), its zip, and py-tgb's own load of it."""
+    folder = tmp_path_factory.mktemp("tgb")
+    files = formats.write_tgbl(folder / "files", NAME, n_edges=1000, seed=0)
+    zipped = formats.zip_dataset(files, folder / "zips")
+    loaded = formats.load_with_pytgb(files)
+    data = loaded.full_data
+    stats = {"num_nodes": int(len(np.union1d(data["sources"], data["destinations"]))),
+             "num_edges": int(len(data["sources"])), "edge_feat_dim": int(data["edge_feat"].shape[1])}
+    return zipped, loaded, stats
+
+
+@pytest.fixture
+def small_published(release, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the catalogue publish the small release's statistics (as if TGB had published this release)."""
+    entry = dataclasses.replace(catalogue.CATALOGUE[NAME], stats=MappingProxyType(release[2]))
+    monkeypatch.setattr(catalogue, "CATALOGUE", MappingProxyType({**catalogue.CATALOGUE, NAME: entry}))
+
+
+def test_import_equals_pytgbs_loader(release, tmp_path: Path) -> None:
+    zipped, pytgb, stats = release
+    manifest = import_tgb(NAME, zipped, cache_dir=tmp_path, expected_stats=stats)
+    ds = tgbhub.load_dataset(f"tgb/{NAME}", cache_dir=tmp_path, offline=True)
+    assert (manifest.name, manifest.version, ds.source) == (f"tgb/{NAME}", "2.0.0", "cache")
+    data = pytgb.full_data
+    order = np.argsort(data["timestamps"], kind="stable")  # the release is time-sorted: order is the identity
+    assert (order == np.arange(len(order))).all()
+    assert (ds.src == data["sources"]).all() and (ds.dst == data["destinations"]).all()
+    assert (ds.t == data["timestamps"]).all() and np.array_equal(ds.columns["edge_feat"], data["edge_feat"])
+    assert (ds.columns["edge_id"] == data["edge_idxs"]).all()
+    for split, mask in (("train", pytgb.train_mask), ("val", pytgb.val_mask), ("test", pytgb.test_mask)):
+        lo, hi = ds.splits[split]
+        assert np.flatnonzero(mask).tolist() == list(range(lo, hi)), split
+        if split == "train":
+            continue
+        negatives = ds.negatives(split)
+        expected = pytgb.negative_sampler.query_batch(ds.src[lo:hi], ds.dst[lo:hi], ds.t[lo:hi], split_mode=split)
+        assert [negatives.negatives[i, :negatives.count[i]].tolist() for i in range(len(expected))] == [
+            list(map(int, row)) for row in expected]
+    assert len(set(ds.negatives("test").count.tolist())) > 1  # ragged, as the real release
+    source = manifest.raw["stats"]["source"]
+    assert source["url"] == catalogue.entry(NAME).url and len(source["zip_sha256"]) == 64
+
+
+def test_evaluators_agree_and_ours_refuses_nan(release, tmp_path: Path) -> None:
+    from tgb.linkproppred.evaluate import Evaluator
+
+    zipped, _, stats = release
+    import_tgb(NAME, zipped, cache_dir=tmp_path, expected_stats=stats)
+    ds = tgbhub.load_dataset(f"tgb/{NAME}", cache_dir=tmp_path)
+    negatives = ds.negatives("test")
+    rng = np.random.default_rng(1)
+    pos = rng.integers(0, 5, len(negatives)).astype(np.float32)  # ties on purpose
+    neg = rng.integers(0, 5, negatives.negatives.shape).astype(np.float32)
+    theirs = Evaluator(name=NAME)
+    per_query = [theirs.eval({"y_pred_pos": pos[i:i + 1], "y_pred_neg": neg[i:i + 1, :negatives.count[i]],
+                              "eval_metric": ["mrr"]})["mrr"] for i in range(len(pos))]
+    submission = {"query": np.arange(len(pos)), "pos_score": pos,
+                  "neg_scores": [neg[i, :negatives.count[i]].tolist() for i in range(len(pos))]}
+    ours = ds.get_evaluator("ranking").evaluate(submission)
+    assert ours["metrics"]["mrr"] == pytest.approx(float(np.mean(per_query)), abs=1e-6)
+    pos[0] = np.nan  # py-tgb scores a NaN positive as rank 1 (MRR 1.0, spec §3.1); ours refuses it
+    with pytest.raises(SubmissionError, match="pos_score"):
+        ds.get_evaluator("ranking").evaluate({**submission, "pos_score": pos})
+
+
+def test_download_from_a_loopback_server_then_offline_from_the_kept_copy(release, tmp_path: Path,
+                                                                         small_published: None) -> None:
+    zipped, _, _ = release
+    served = tmp_path / "served"
+    served.mkdir()
+    shutil.copy(zipped, served / zipped.name)
+    with serving(MirrorServer(served)) as server:
+        import_tgb(NAME, f"{server.url}/{zipped.name}", cache_dir=tmp_path / "cache")
+        assert server.gets[f"/{zipped.name}"] == 1
+    kept = tmp_path / "cache" / "downloads" / "tgb" / zipped.name
+    assert kept.read_bytes() == zipped.read_bytes()
+    shutil.rmtree(tmp_path / "cache" / "tgb")  # the cache entry is gone; the kept zip serves the next import
+    manifest = import_tgb(NAME, cache_dir=tmp_path / "cache", offline=True)
+    assert stored_manifest(tmp_path / "cache", manifest.name, manifest.version).is_file()
+
+
+def test_truncated_and_corrupt_downloads_are_refused_and_nothing_kept(release, tmp_path: Path,
+                                                                      small_published: None) -> None:
+    zipped, _, _ = release
+    served = tmp_path / "served"
+    served.mkdir()
+    shutil.copy(zipped, served / zipped.name)
+    cache = tmp_path / "cache"
+    with serving(MirrorServer(served)) as server:
+        server.truncate.add(f"/{zipped.name}")
+        with pytest.raises(FetchError, match=zipped.name):
+            import_tgb(NAME, f"{server.url}/{zipped.name}", cache_dir=cache)
+        server.truncate.clear()
+        server.corrupt.add(f"/{zipped.name}")
+        with pytest.raises((FetchError, GenerationError)):
+            import_tgb(NAME, f"{server.url}/{zipped.name}", cache_dir=cache)
+    assert not list((cache / "downloads" / "tgb").glob("*.zip"))  # nothing half-downloaded takes the name
+    assert not (cache / "tgb").exists()
+
+
+def test_a_corrupt_local_zip_is_refused(release, tmp_path: Path, small_published: None) -> None:
+    zipped, _, _ = release
+    broken = tmp_path / zipped.name
+    data = bytearray(zipped.read_bytes())
+    data[len(data) // 3] ^= 0xFF
+    broken.write_bytes(bytes(data))
+    with pytest.raises(GenerationError, match="download it again|CRC"):
+        import_tgb(NAME, broken, cache_dir=tmp_path / "cache")
+    assert not (tmp_path / "cache" / "tgb").exists()
+
+
+def test_a_statistics_mismatch_is_refused_naming_each_number(release, tmp_path: Path) -> None:
+    zipped, _, _ = release
+    with pytest.raises(IntegrityError) as info:
+        import_tgb(NAME, zipped, cache_dir=tmp_path)  # the catalogue's published tgbl-wiki: 9,227 nodes, 157,474 edges
+    message = str(info.value)
+    assert "num_edges" in message and "157474" in message.replace(",", "") and "Nothing was installed" in message
+    assert not (tmp_path / "tgb").exists()
+
+
+def test_a_pickle_that_runs_code_is_refused(release, tmp_path: Path, small_published: None) -> None:
+    zipped, _, _ = release
+    hostile = tmp_path / zipped.name
+    with zipfile.ZipFile(zipped) as source, zipfile.ZipFile(hostile, "w") as target:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename.endswith("_test_ns_v2.pkl"):
+                data = pickle.dumps({(1, 2, 3): _Shell()})
+            target.writestr(item, data)
+    with pytest.raises(GenerationError, match="posix.system|os.system|refusing"):
+        import_tgb(NAME, hostile, cache_dir=tmp_path / "cache")
+
+
+class _Shell:
+    def __reduce__(self):
+        import os
+
+        return (os.system, ("echo pwned",))
+
+
+def test_offline_without_a_copy_says_what_to_download_and_where(tmp_path: Path) -> None:
+    with pytest.raises(FetchError) as info:
+        import_tgb(NAME, cache_dir=tmp_path, offline=True)
+    message = str(info.value)
+    assert catalogue.entry(NAME).url in message and str(tmp_path / "downloads" / "tgb") in message
+
+
+def test_a_tgb_dataset_not_imported_here_says_how(tmp_path: Path) -> None:
+    with pytest.raises(DatasetNotFoundError, match="tgbhub import tgb tgbl-review"):
+        tgbhub.load_dataset("tgb/tgbl-review", cache_dir=tmp_path)
+    with pytest.raises(DatasetNotFoundError, match="Did you mean"):
+        tgbhub.load_dataset("tgb/tgbl-wikki", cache_dir=tmp_path)
+
+
+def test_families_not_imported_yet_say_so(tmp_path: Path) -> None:
+    files = formats.write_tkgl(tmp_path / "files", "tkgl-smallpedia", n_edges=200)
+    zipped = formats.zip_dataset(files, tmp_path / "zips")
+    with pytest.raises(GenerationError, match="importing tkgl datasets .* is not implemented"):
+        import_tgb("tkgl-smallpedia", zipped, cache_dir=tmp_path / "cache")
+
+
+def test_cli_import_prints_the_card(release, tmp_path: Path, small_published: None,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from tgbhub.cli import main
+
+    zipped, _, stats = release
+    assert main(["--cache-dir", str(tmp_path), "import", "tgb", NAME, "--from", str(zipped.parent), "--json"]) == 0
+    card = json.loads(capsys.readouterr().out)
+    assert card["name"] == f"tgb/{NAME}" and card["num_rows"] == stats["num_edges"]
+    assert card["checked"] == sorted(stats) and card["upstream"] == catalogue.entry(NAME).url
+    assert main(["--cache-dir", str(tmp_path), "baseline", "edgebank", f"tgb/{NAME}", "--json"]) == 0
+    assert 0 < json.loads(capsys.readouterr().out)["metrics"]["mrr"] <= 1

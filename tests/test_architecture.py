@@ -47,6 +47,8 @@ ALLOWED = {
 }
 ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli", "tgbhub.publish", "tgbhub.doctor", "tgbhub.derive", "tgbhub.protocols",
          "tgbhub.importing"}
+# py-tgb's API on top of tgbhub's (a composition root: it loads datasets and binds evaluators)
+ROOTS |= {"tgbhub.compat", "tgbhub.compat.tgb"}
 
 
 def _library_files() -> list[Path]:

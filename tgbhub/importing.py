@@ -86,7 +86,7 @@ def import_tgb(name: str, source: str | os.PathLike[str] | None = None, *,
     published = dict(expected_stats) if expected_stats is not None else dict(item.stats)
     _check_statistics(item, info["measured"], published)
     with tempfile.TemporaryDirectory(prefix="tgbhub-import-") as scratch:
-        written = write(files, Path(scratch))
+        written = write(files, Path(scratch), item)
         document = manifest_document(item, files, info, Path(scratch), zip_path.name, zip_sha256, published)
         manifest = parse_manifest(document)
 

@@ -11,6 +11,7 @@ The manifest's recipe names the importer and the release it read (URL, zip name,
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -41,16 +42,37 @@ def dataset_version(entry: Any) -> str:
     return f"{entry.tgb_version}.{IMPORTER_VERSION.split('.')[1]}.0"
 
 
+#: TGB family -> the module of this package that converts it (each exposes ``convert``, ``write``, ``describe``)
+FAMILY_MODULES = {"tgbl": ".tgbl", "tkgl": ".tkgl", "thgl": ".thgl", "tgbn": ".tgbn"}
+
+
+def family_module(entry: Any) -> Any:
+    """The converter of ``entry``'s family.
+
+    Raises:
+        GenerationError: if this tgbhub cannot import that family yet.
+    """
+    module = FAMILY_MODULES.get(entry.family)
+    try:
+        return importlib.import_module(module, __package__) if module else None
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__}{module}":
+            raise
+        raise GenerationError(f"importing {entry.family} datasets ({entry.name}) is not implemented in this tgbhub yet; "
+                              "upgrade tgbhub") from exc
+
+
 def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]]:
-    """The dataset's files (name -> columns) from an opened release, and what was measured on the way.
+    """The dataset's files (name -> columns) from an opened release, and what was measured on the way (``splits``,
+    ``measured``, ``num_nodes``, ``reordered_rows``, ``parser``, ...).
 
     Raises:
         GenerationError: for a dataset family or parser this tgbhub cannot import yet, or a release that does not
             fit py-tgb's layout (naming the file and the problem).
     """
     if entry.family != "tgbl":
-        raise GenerationError(f"importing {entry.family} datasets ({entry.name}) is not implemented in this tgbhub yet "
-                              "(tgbl datasets are); upgrade tgbhub")
+        family_module(entry)  # raises for a family without a converter
+        return family_module(entry).convert(entry, release)
     parser = PARSERS.get(entry.name, "unknown")
     edges, reordered = time_order(parse_edges(release, entry.files, parser))
     splits = split_rows(edges["t"], float(entry.split["val"]), float(entry.split["test"]))
@@ -69,8 +91,11 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
     return files, info
 
 
-def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path) -> dict[str, Path]:
-    """Write the files into ``folder`` (zstd Parquet, no timestamps: byte-stable)."""
+def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path, entry: Any = None) -> dict[str, Path]:
+    """Write the files into ``folder`` (zstd Parquet, no timestamps: byte-stable); ``entry``'s family module writes
+    the files of a family other than tgbl."""
+    if entry is not None and entry.family != "tgbl":
+        return family_module(entry).write(files, folder)
     folder.mkdir(parents=True, exist_ok=True)
     edges = files[EDGES_FILE]
     features = np.ascontiguousarray(edges["edge_feat"], dtype=np.float64)
@@ -103,10 +128,8 @@ def _ranking_task(entry: Any, splits: list[str]) -> dict[str, Any]:
                        "neg_scores": "exactly count[query] scores, in the order of the query's negatives"}}
 
 
-def manifest_document(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]], info: Mapping[str, Any],
-                      folder: Path, zip_name: str, zip_sha256: str, published: Mapping[str, Any]) -> dict[str, Any]:
-    """The Croissant manifest of an imported dataset whose files are in ``folder``."""
-    name = f"tgb/{entry.name}"
+def describe(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]], info: Mapping[str, Any]) -> dict[str, Any]:
+    """The family-specific parts of a tgbl dataset's manifest: ``graph``, ``tasks`` and ``record_sets``."""
     edges = files[EDGES_FILE]
     splits = [split for split in SPLITS[1:] if negatives_file(split) in files]
     record_sets = [parquet_record_set("edges", EDGES_FILE, "The release's edges in time order: py-tgb's node ids, "
@@ -115,27 +138,41 @@ def manifest_document(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]],
     record_sets += [parquet_record_set(f"negatives-{split}", negatives_file(split), f"TGB's {split} negatives, one "
                                        "row per edge of the split, -1 padded after count.",
                                        files[negatives_file(split)]) for split in splits]
-    stats = {**info["measured"], "reordered_rows": info["reordered_rows"],
-             "published": dict(published), "checked_against_published": sorted(published),
-             "source": {"url": entry.url, "zip": zip_name, "zip_sha256": zip_sha256, "tgb_version": entry.tgb_version,
-                        "py_tgb": "2.3.0", "parser": info["parser"]}}
     graph = {"kind": "temporal-graph", "time": "continuous", "time_unit": entry.time_unit or "second",
              "directed": bool(entry.directed) if entry.directed is not None else True, "symmetric": False,
              "num_nodes": info["num_nodes"], "edges_file": EDGES_FILE,
              "node_features": "none", "edge_features": f"float64[{edges['edge_feat'].shape[1]}] (edge_feat)"}
+    return {"graph": graph, "tasks": [_ranking_task(entry, splits)], "record_sets": record_sets}
+
+
+def manifest_document(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]], info: Mapping[str, Any],
+                      folder: Path, zip_name: str, zip_sha256: str, published: Mapping[str, Any]) -> dict[str, Any]:
+    """The Croissant manifest of an imported dataset whose files are in ``folder``.
+
+    The parts that depend on the family (``graph``, ``tasks``, ``record_sets``) come from :func:`describe` (tgbl)
+    or the family module's ``describe(entry, files, info)``; the rest (recipe, digests, statistics, provenance) is
+    the same for every import.
+    """
+    name = f"tgb/{entry.name}"
+    parts = describe(entry, files, info) if entry.family == "tgbl" else family_module(entry).describe(entry, files,
+                                                                                                     info)
+    stats = {**info["measured"], "reordered_rows": info["reordered_rows"],
+             "published": dict(published), "checked_against_published": sorted(published),
+             "source": {"url": entry.url, "zip": zip_name, "zip_sha256": zip_sha256, "tgb_version": entry.tgb_version,
+                        "py_tgb": "2.3.0", "parser": info["parser"]}}
     description = (f"TGB's {entry.name} (version {entry.tgb_version}), imported from {zip_name} and converted with "
                    f"py-tgb 2.3.0's conventions: {entry.domain or 'see the TGB paper'}. Split and negatives are TGB's.")
     return croissant_document(
         name=name, version=dataset_version(entry), description=description, license=entry.license or "see TGB",
         published=PUBLISHED, citation=entry.citation,
-        distribution=[file_object(file, folder / file) for file in files], record_sets=record_sets,
+        distribution=[file_object(file, folder / file) for file in files], record_sets=parts["record_sets"],
         recipe={"generator": IMPORTER, "version": IMPORTER_VERSION,
                 "params": {"dataset": entry.name, "tgb_version": entry.tgb_version, "url": entry.url,
                            "zip": zip_name, "zip_sha256": zip_sha256}, "seed": 0},
         digest=[{"file": file, "algorithm": DIGEST_ALGORITHM, "columns": list(columns),
                  "value": content_digest(columns)} for file, columns in files.items()],
-        graph=graph, splits={"unit": "row", "boundaries": {k: list(v) for k, v in info["splits"].items()}},
-        tasks=[_ranking_task(entry, splits)], stats=stats,
+        graph=parts["graph"], splits={"unit": "row", "boundaries": {k: list(v) for k, v in info["splits"].items()}},
+        tasks=parts["tasks"], stats=stats,
         discrepancies=[{"field": "checksum", "paper": "none: py-tgb publishes no checksum of its zips",
                         "ours": f"the sha256 of the zip this import read ({zip_sha256})",
                         "evidence": "spec tgb.md §1.1: no md5/sha/size in tgb/utils/info.py"}])

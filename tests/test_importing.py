@@ -199,3 +199,29 @@ def test_cli_import_prints_the_card(release, tmp_path: Path, small_published: No
     assert card["checked"] == sorted(stats) and card["upstream"] == catalogue.entry(NAME).url
     assert main(["--cache-dir", str(tmp_path), "baseline", "edgebank", f"tgb/{NAME}", "--json"]) == 0
     assert 0 < json.loads(capsys.readouterr().out)["metrics"]["mrr"] <= 1
+
+
+def test_an_import_is_published_served_and_fetched_verified(release, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A maintainer imports into the repository's manifests, publishes; a client with those manifests fetches the
+    dataset from the hub, verified against the manifest the import produced."""
+    import tgbhub.api
+    from tgbhub.hub.serve import start_local_hub
+    from tgbhub.publish import parse_target, publish
+    from tgbhub.registry import Registry
+
+    zipped, _, stats = release
+    manifest = import_tgb(NAME, zipped, cache_dir=tmp_path / "maintainer", expected_stats=stats,
+                          manifests=tmp_path / "manifests")
+    registry = Registry(tmp_path / "manifests")
+    assert registry.names("tgb") == [f"tgb/{NAME}"]
+    results = publish("tgb", manifest.version, parse_target(f"git:{tmp_path / 'hub'}"), datasets=[NAME],
+                      cache_dir=tmp_path / "maintainer", registry=registry)
+    assert [r.tag for r in results] == [f"{NAME}-v{manifest.version}", f"v{manifest.version}"]
+    monkeypatch.setattr(tgbhub.api, "_REGISTRY", registry)
+    with start_local_hub(tmp_path / "hub") as hub:
+        fetched = tgbhub.load_dataset(f"tgb/{NAME}", cache_dir=tmp_path / "client", hub_endpoint=hub.url)
+    imported = tgbhub.load_dataset(f"tgb/{NAME}", cache_dir=tmp_path / "maintainer")
+    assert fetched.source == "hub" and fetched.digest == imported.digest
+    assert np.array_equal(fetched.columns["edge_feat"], imported.columns["edge_feat"])
+    assert (fetched.negatives("test").negatives == imported.negatives("test").negatives).all()

@@ -337,7 +337,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     """Import a dataset of another benchmark's release (TGB) into the verified cache and print its card."""
     from tgbhub.importing import import_tgb
 
-    manifest = import_tgb(args.name, args.source, cache_dir=args.cache_dir, offline=args.offline or None)
+    manifest = import_tgb(args.name, args.source, cache_dir=args.cache_dir, offline=args.offline or None,
+                          manifests=args.manifests)
     dataset = api.load_dataset(manifest.name, manifest.version, cache_dir=args.cache_dir, offline=True)
     source = manifest.raw["stats"]["source"]
     card = {**dataset.card(), "imported_from": source["zip"], "zip_sha256": source["zip_sha256"],
@@ -354,6 +355,8 @@ def _add_import_command(commands: Any) -> None:
     importing.add_argument("--from", dest="source", help="a local zip, a folder holding it, or an http(s) URL "
                            "(default: the copy a previous import kept, else TGB's upstream URL)")
     importing.add_argument("--offline", action="store_true", help="never download")
+    importing.add_argument("--manifests", help="also write the manifest into this manifest root (a maintainer "
+                           "bundling the import, e.g. the repository's manifests/, before `tgbhub publish tgb`)")
     importing.add_argument("--json", action="store_true")
     importing.set_defaults(run=cmd_import)
 

@@ -58,11 +58,15 @@ def stored_versions(root: Path, name: str) -> list[Path]:
 
 def import_tgb(name: str, source: str | os.PathLike[str] | None = None, *,
                cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None,
-               expected_stats: Mapping[str, Any] | None = None) -> Manifest:
+               expected_stats: Mapping[str, Any] | None = None,
+               manifests: str | os.PathLike[str] | None = None) -> Manifest:
     """Import TGB's ``name`` (``tgbl-wiki`` or ``tgb/tgbl-wiki``) into the cache; return its manifest.
 
     ``expected_stats`` replaces the published statistics the import is checked against (for a release you
-    changed on purpose, or a small test release); by default they are the catalogue's.
+    changed on purpose, or a small test release); by default they are the catalogue's. ``manifests`` (a manifest
+    root such as the repository's ``manifests/``) also receives the manifest, at
+    ``<family>/<name>/<version>.json``: that is how a maintainer bundles an import and publishes it
+    (``tgbhub publish tgb --version V ...``); clients then fetch it from the hub, verified against that manifest.
 
     Raises:
         DatasetNotFoundError: if TGB has no such dataset (with suggestions).
@@ -71,7 +75,7 @@ def import_tgb(name: str, source: str | os.PathLike[str] | None = None, *,
         IntegrityError: if its statistics differ from the published ones (each listed), or a converted file does not
             verify; nothing is installed then.
     """
-    from tgbhub.generators.tgb.artifacts import convert, dataset_version, manifest_document, write
+    from tgbhub.generators.tgb.artifacts import convert, manifest_document, write
     from tgbhub.generators.tgb.release import Release
 
     item = catalogue_entry(name)
@@ -96,7 +100,10 @@ def import_tgb(name: str, source: str | os.PathLike[str] | None = None, *,
             return Fetched(files={file: staging / file for file in written}, columns=files, rebuilt=True)
 
         cache.install(manifest, root, fetch)
-    _write_manifest(stored_manifest(root, manifest.name, dataset_version(item)), document)
+    _write_manifest(stored_manifest(root, manifest.name, manifest.version), document)
+    if manifests is not None:
+        family, short = manifest.name.split("/", 1)
+        _write_manifest(Path(manifests) / family / short / f"{manifest.version}.json", document)
     return manifest
 
 

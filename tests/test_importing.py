@@ -225,3 +225,67 @@ def test_an_import_is_published_served_and_fetched_verified(release, tmp_path: P
     assert fetched.source == "hub" and fetched.digest == imported.digest
     assert np.array_equal(fetched.columns["edge_feat"], imported.columns["edge_feat"])
     assert (fetched.negatives("test").negatives == imported.negatives("test").negatives).all()
+
+
+def _other_parser_release(folder: Path, name: str, rows: list[list[object]], header: list[str]) -> formats.FormatFiles:
+    """A small release of a tgbl dataset read by another py-tgb parser: its CSV (text ids, some with leading zeros)
+    and hist_rnd-shaped negatives keyed by py-tgb's processed ids (renumbered by first appearance)."""
+    import csv
+    import io
+
+    folder = folder / formats.dir_name(name)
+    folder.mkdir(parents=True)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    edgelist = folder / formats.edgelist_name(name)
+    edgelist.write_text(buffer.getvalue())
+    ids: dict[str, int] = {}
+    for row in rows:
+        for raw in (row[1], row[2]):
+            ids.setdefault(str(raw), len(ids))
+    t = np.array([int(r[0]) for r in rows])
+    val_time, test_time = np.quantile(t, [0.70, 0.85])
+    rng = np.random.default_rng(3)
+    paths = {"edgelist": edgelist}
+    for split, inside in (("val", (t > val_time) & (t <= test_time)), ("test", t > test_time)):
+        table = {(np.int64(ids[str(r[1])]), np.int64(ids[str(r[2])]), np.int64(int(r[0]))):
+                 rng.choice(len(ids), 5, replace=False) for r, keep in zip(rows, inside) if keep}
+        path = folder / formats.ns_name(name, split)
+        path.write_bytes(pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL))
+        paths[f"{split}_ns"] = path
+    return formats.FormatFiles(name, folder, paths, {})
+
+
+@pytest.mark.parametrize("name", ["tgbl-coin", "tgbl-comment"])
+def test_text_id_parsers_equal_pytgbs(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(0)
+    people = [f"0x{i:03x}" for i in range(30)] + ["007", "7"]  # "007" and "7" are different ids to py-tgb
+    times = np.sort(rng.integers(1_600_000_000, 1_600_100_000, 400))
+    if name == "tgbl-coin":
+        header = ["time", "src", "dst", "weight"]
+        rows = [[int(t), people[rng.integers(32)], people[rng.integers(32)], float(rng.choice([0.0, 2.5, 800.0]))]
+                for t in times]
+    else:
+        header = ["ts", "src", "dst", "num_words", "score"]
+        rows = [[int(t), people[rng.integers(32)], people[rng.integers(32)], int(rng.integers(0, 900)),
+                 int(rng.integers(-5, 50))] for t in times]
+    files = _other_parser_release(tmp_path / "release", name, rows, header)
+    zipped = formats.zip_dataset(files, tmp_path / "zips")
+    pytgb = formats.load_with_pytgb(files)
+    data = pytgb.full_data
+    stats = {"num_nodes": int(len(np.union1d(data["sources"], data["destinations"]))), "num_edges": len(rows)}
+    entry = dataclasses.replace(catalogue.CATALOGUE[name], stats=MappingProxyType(stats))
+    monkeypatch.setattr(catalogue, "CATALOGUE", MappingProxyType({**catalogue.CATALOGUE, name: entry}))
+    import_tgb(name, zipped, cache_dir=tmp_path / "cache")
+    ds = tgbhub.load_dataset(f"tgb/{name}", cache_dir=tmp_path / "cache")
+    assert (ds.src == data["sources"]).all() and (ds.dst == data["destinations"]).all()
+    assert (ds.t == data["timestamps"]).all()
+    assert np.array_equal(ds.columns["edge_feat"], data["edge_feat"])
+    assert (ds.columns["edge_id"] + ds.manifest.graph["pytgb_edge_idxs_start"] == data["edge_idxs"]).all()
+    for split in ("val", "test"):
+        lo, hi = ds.splits[split]
+        expected = pytgb.negative_sampler.query_batch(ds.src[lo:hi], ds.dst[lo:hi], ds.t[lo:hi], split_mode=split)
+        got = ds.negatives(split)
+        assert [got.negatives[i, :got.count[i]].tolist() for i in range(hi - lo)] == [list(map(int, e)) for e in expected]

@@ -33,8 +33,12 @@ IMPORTER_VERSION = "1.0.0"
 EDGES_FILE = "edges.parquet"
 PUBLISHED = "2026-11-23"
 #: which py-tgb parser reads each dataset's edge list (py-tgb dispatches on the name; we declare it as data)
-PARSERS = {name: "edgelist-wiki" for name in ("tgbl-wiki", "tgbl-subreddit", "tgbl-uci", "tgbl-enron",
-                                              "tgbl-lastfm")}
+PARSERS = {**{name: "edgelist-wiki" for name in ("tgbl-wiki", "tgbl-subreddit", "tgbl-uci", "tgbl-enron",
+                                                 "tgbl-lastfm")},
+           "tgbl-coin": "stablecoin", "tgbl-review": "stablecoin", "tgbl-comment": "reddit-comments",
+           "tgbl-flight": "opensky"}
+#: the first ``edge_idxs`` py-tgb gives each parser's rows (``edge_id`` stores 0-based CSV positions)
+EDGE_IDXS_START = {"edgelist-wiki": 0, "stablecoin": 1, "reddit-comments": 1, "opensky": 1}
 
 
 def dataset_version(entry: Any) -> str:
@@ -141,7 +145,8 @@ def describe(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]], info: Ma
     graph = {"kind": "temporal-graph", "time": "continuous", "time_unit": entry.time_unit or "second",
              "directed": bool(entry.directed) if entry.directed is not None else True, "symmetric": False,
              "num_nodes": info["num_nodes"], "edges_file": EDGES_FILE,
-             "node_features": "none", "edge_features": f"float64[{edges['edge_feat'].shape[1]}] (edge_feat)"}
+             "node_features": "none", "edge_features": f"float64[{edges['edge_feat'].shape[1]}] (edge_feat)",
+             "pytgb_edge_idxs_start": EDGE_IDXS_START.get(info["parser"], 0)}
     return {"graph": graph, "tasks": [_ranking_task(entry, splits)], "record_sets": record_sets}
 
 

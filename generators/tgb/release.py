@@ -72,15 +72,18 @@ class Release:
         self._zip.close()
 
 
-def read_csv(data: bytes, member: str) -> list[np.ndarray]:
-    """The columns of a TGB CSV by position (its one header line skipped, as py-tgb does).
+def read_csv(data: bytes, member: str, strings: tuple[int, ...] = ()) -> list[np.ndarray]:
+    """The columns of a TGB CSV by position (its one header line skipped, as py-tgb does); the columns at
+    ``strings`` are read as text, as py-tgb's ``csv.reader`` loops read raw ids (``"007"`` is not ``"7"``).
 
     Raises:
         GenerationError: if the CSV cannot be parsed.
     """
+    convert = pcsv.ConvertOptions(column_types={f"f{i}": pa.string() for i in strings})
     try:
         table = pcsv.read_csv(io.BytesIO(data), read_options=pcsv.ReadOptions(skip_rows=1,
-                                                                              autogenerate_column_names=True))
+                                                                              autogenerate_column_names=True),
+                              convert_options=convert)
     except pa.ArrowInvalid as exc:
         raise GenerationError(f"{member}: not a CSV in TGB's layout ({exc})") from exc
     return [column.to_numpy() for column in table.columns]

@@ -7,6 +7,9 @@ What py-tgb's loader does to the files (spec ``tgb.md`` §1.3, §2.1, §4.1; che
   ``dst`` = column 1 + max(src) + 1 (the graph is made bipartite: uci and enron too, where one person then has a
   sender id and a receiver id), ``t`` = column 2 cast to int (truncation, as ``astype(int)``), edge features =
   columns 4 onwards (float64, exactly as parsed); column 3 (the state label) is not read.
+- parser ``stablecoin`` (tgbl-coin, tgbl-review) and ``reddit-comments`` (tgbl-comment): raw text ids renumbered in
+  order of first appearance (source before destination, row by row), features as :func:`_stablecoin` and
+  :func:`_comments` say, py-tgb's quirks included; tgbl-flight's parser is not implemented yet.
 - the split is py-tgb's: ``val_time, test_time = np.quantile(t, [0.70, 0.85])``, train ``t <= val_time``, val
   ``val_time < t <= test_time``, test ``t > test_time`` (ties go to the earlier split);
 - the negatives: for every val/test edge ``(s, d, t)`` the array stored under that key (keys collapse duplicate
@@ -31,17 +34,23 @@ SPLITS = ("train", "val", "test")
 
 
 def parse_edges(release: Release, files: Mapping[str, str], parser: str) -> dict[str, np.ndarray]:
-    """``t, src, dst, edge_id`` and ``edge_feat`` ``[E, d]`` of the edge list, in CSV order, py-tgb's ids.
+    """``t, src, dst, edge_id`` and ``edge_feat`` ``[E, d]`` of the edge list, in CSV order, py-tgb's ids and
+    features (see :data:`PARSERS`).
 
     Raises:
         GenerationError: for a parser this tgbhub does not implement yet, or a CSV that does not fit it.
     """
-    if parser != "edgelist-wiki":
+    reader = PARSERS.get(parser)
+    if reader is None:
         raise GenerationError(f"importing TGB datasets read by py-tgb's {parser!r} parser is not implemented in this "
-                              "tgbhub yet (it imports the tgbl datasets of the edgelist-wiki parser: tgbl-wiki, "
-                              "-subreddit, -uci, -enron, -lastfm); upgrade tgbhub")
+                              f"tgbhub yet (it imports tgbl datasets of the parsers {', '.join(PARSERS)}); upgrade "
+                              "tgbhub")
     member = files["edgelist"]
-    columns = read_csv(release.read(member), member)
+    return reader(read_csv(release.read(member), member, STRING_IDS.get(parser, ())), member)
+
+
+def _wiki(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]:
+    """py-tgb's ``load_edgelist_wiki``: integer ids, items shifted by max(src) + 1, features from column 4 on."""
     if len(columns) < 4:
         raise GenerationError(f"{member}: {len(columns)} columns; expected src, dst, timestamp, state label and "
                               "edge features")
@@ -51,6 +60,52 @@ def parse_edges(release: Release, files: Mapping[str, str], parser: str) -> dict
     features = np.column_stack([np.asarray(c, dtype=np.float64) for c in columns[4:]]) if len(columns) > 4 else \
         np.zeros((len(t), 0))
     return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64), "edge_feat": features}
+
+
+def first_appearance(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """py-tgb's reindexing of raw ids (strings or numbers): in order of first appearance, row by row, the source
+    before the destination (vectorised: the first position of each raw id in the interleaved stream)."""
+    stream = np.empty(2 * len(src), dtype=object)
+    stream[0::2], stream[1::2] = src, dst
+    raw, first, inverse = np.unique(stream.astype(str), return_index=True, return_inverse=True)
+    rank = np.empty(len(raw), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(raw))
+    ids = rank[inverse.ravel()]
+    return ids[0::2], ids[1::2]
+
+
+def _stablecoin(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]:
+    """py-tgb's ``csv_to_pd_data_sc`` (tgbl-coin, tgbl-review): ``time, src, dst, weight``; ids by first appearance;
+    a weight of 0 becomes 1, then log2 (for review too: the same parser); the one edge feature is that log2 weight."""
+    if len(columns) < 4:
+        raise GenerationError(f"{member}: {len(columns)} columns; expected time, src, dst, weight")
+    src, dst = first_appearance(columns[1], columns[2])
+    weight = np.asarray(columns[3], dtype=np.float64)
+    weight = np.log2(np.where(weight == 0, 1.0, weight))
+    t = _integers(columns[0], member, "column 0 (time)")
+    return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64),
+            "edge_feat": weight.reshape(-1, 1)}
+
+
+def _comments(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]:
+    """py-tgb's ``csv_to_pd_data_rc`` (tgbl-comment): ``ts, src, dst, num_words, score`` by position; ids by first
+    appearance; features ``[num_words / 5000, num_words / 5000, score]``: py-tgb declares two feature columns but
+    fills both with ``num_words / 5000`` (a 1-vector broadcast into 2), then appends the score as the weight."""
+    if len(columns) < 5:
+        raise GenerationError(f"{member}: {len(columns)} columns; expected ts, src, dst, num_words, score")
+    src, dst = first_appearance(columns[1], columns[2])
+    words = _integers(columns[3], member, "column 3 (num_words)") / 5000
+    score = _integers(columns[4], member, "column 4 (score)").astype(np.float64)
+    t = _integers(columns[0], member, "column 0 (ts)")
+    return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64),
+            "edge_feat": np.column_stack([words, words, score])}
+
+
+#: py-tgb's parser of each tgbl edge list, by the name this project gives it (the catalogue's datasets map to them
+#: in :data:`generators.tgb.artifacts.PARSERS`); tgbl-flight's (local-time date parsing) is not implemented yet
+PARSERS = {"edgelist-wiki": _wiki, "stablecoin": _stablecoin, "reddit-comments": _comments}
+#: the columns each parser reads as raw text ids (py-tgb maps the strings, not numbers)
+STRING_IDS = {"stablecoin": (1, 2), "reddit-comments": (1, 2)}
 
 
 def _integers(values: np.ndarray, member: str, what: str) -> np.ndarray:

@@ -4,7 +4,6 @@ Table 3 run through the verdict rule (TLPCF note §2.4, §8 E.1-E.2)."""
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pytest

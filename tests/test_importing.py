@@ -179,11 +179,14 @@ def test_a_tgb_dataset_not_imported_here_says_how(tmp_path: Path) -> None:
         tgbhub.load_dataset("tgb/tgbl-wikki", cache_dir=tmp_path)
 
 
-def test_families_not_imported_yet_say_so(tmp_path: Path) -> None:
-    files = formats.write_tkgl(tmp_path / "files", "tkgl-smallpedia", n_edges=200)
-    zipped = formats.zip_dataset(files, tmp_path / "zips")
-    with pytest.raises(GenerationError, match="importing tkgl datasets .* is not implemented"):
-        import_tgb("tkgl-smallpedia", zipped, cache_dir=tmp_path / "cache")
+def test_a_parser_not_implemented_yet_says_so(tmp_path: Path) -> None:
+    """tgbl-flight's py-tgb parser (callsign encoding, local-time dates) is not implemented: refused by name."""
+    release = tmp_path / "tgbl-flight-v2.zip"
+    with zipfile.ZipFile(release, "w") as archive:
+        for member in catalogue.entry("tgbl-flight").files.values():
+            archive.writestr(member, "day,src,dst,callsign,typecode\n")
+    with pytest.raises(GenerationError, match="'opensky' parser is not implemented"):
+        import_tgb("tgbl-flight", release, cache_dir=tmp_path / "cache")
 
 
 def test_cli_import_prints_the_card(release, tmp_path: Path, small_published: None,

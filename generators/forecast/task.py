@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 
 from .negatives import group_negatives
 from ..negatives import stream_key
-from tgbhub.forecasting.task import (CITATION, GENERATOR, GENERATOR_VERSION, PUBLISHED, SEED, TASK_NAME, TASK_TYPE,
-                                     TASK_VERSION, TASKS_FOLDER, graded_splits, horizon_of, negatives_file, task_block)
+from tgbhub.forecasting.task import (CITATION, GENERATOR, GENERATOR_VERSION, PUBLISHED, SEED, TASK_NAME, TASK_VERSION,
+                                     TASKS_FOLDER, graded_splits, horizon_of, negatives_file, task_block)
 from tgbhub.forecasting.windows import Events, events, window_index
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest, file_sha256
 from tgbhub.manifest import Manifest

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .release import Release, load_pickle, read_csv
+from .release import Release, read_csv
 from tgbhub.errors import GenerationError
 
 SPLITS = ("train", "val", "test")

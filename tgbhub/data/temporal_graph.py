@@ -130,6 +130,19 @@ class TemporalGraphDataset(Gradable):
         self._evaluator_factory = evaluator_factory
         self._task_opener = task_opener
 
+    def artifact(self, file: str) -> dict[str, np.ndarray]:
+        """The verified columns of one of the dataset's own files (``manifest.files``), memory-mapped: e.g. an
+        imported node-property dataset's ``labels.parquet``.
+
+        Raises:
+            IntegrityError: if the dataset was opened without that file (load it with ``tgbhub.load_dataset``).
+        """
+        paths = self._files.get(file)
+        if paths is None:
+            raise IntegrityError(f"{self.name}@{self.version}: {file}", "opened with the dataset", "not opened",
+                                 "Load the dataset with tgbhub.load_dataset, which opens every file.")
+        return {name: np.load(path, mmap_mode="r", allow_pickle=False) for name, path in paths.items()}
+
     def negatives(self, split: str, task: str | None = None) -> Negatives:
         """The pre-generated negatives of ``split`` for the ranking task ``task`` (memory-mapped).
 
@@ -143,10 +156,12 @@ class TemporalGraphDataset(Gradable):
             IntegrityError: if the dataset was opened without its negatives files (load it with ``load_dataset``).
         """
         tasks = [self.manifest.task_named(task)] if task is not None else [self.manifest.task, *self.manifest.tasks]
+        own = {entry.name for entry in self.manifest.files}  # a task document's negatives are window negatives
         declared: dict[str, str] = {}
         for declaring in tasks:
             for split_name, file in declaring.get("negatives", {}).get("files", {}).items():
-                declared.setdefault(split_name, file)
+                if file in own:
+                    declared.setdefault(split_name, file)
         if split not in declared:
             raise InvalidNameError(f"{self.name}@{self.version} has no negatives for split {split!r}; splits with "
                                    f"negatives: {', '.join(declared) or 'none'}")

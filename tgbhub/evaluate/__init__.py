@@ -15,6 +15,9 @@ task type                  evaluator                                submission c
                                                                                     ``window, values``)
 ``window-link-forecasting`` :class:`~tgbhub.evaluate.window.WindowForecastEvaluator` ``window, query, pos_score,
                                                                                     neg_score``
+``node-property-ndcg``     :class:`~tgbhub.evaluate.nodeprop.NodePropertyEvaluator` ``t, node, scores``
+``time-filtered-ranking``  :class:`~tgbhub.evaluate.filtered.TimeFilteredEvaluator` ``query, scores`` (all nodes;
+                                                                                    also ``evaluate_scores``)
 ========================== ======================================== ==============================
 
 Registering a new task type (e.g. ``rollout-forecasting``)
@@ -58,6 +61,6 @@ def get_evaluator(manifest: Manifest, truth: Any, task: str | Mapping[str, Any] 
     return evaluator_class(chosen, manifest)(manifest, chosen, truth)
 
 
-from tgbhub.evaluate import ranking, rollout, snapshot, window  # noqa: E402,F401  (registers the built-in evaluators)
+from tgbhub.evaluate import filtered, nodeprop, ranking, rollout, snapshot, window  # noqa: E402,F401  (registers the built-in evaluators)
 
 __all__ = ["EVALUATORS", "get_evaluator", "register_evaluator"]

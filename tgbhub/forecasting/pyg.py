@@ -81,21 +81,30 @@ def to_temporal_data(dataset: Any, split: str | None = None) -> Any:
     columns = {name: torch.from_numpy(np.array(values, dtype=dtype))
                for name, values, dtype in (("src", rows.src, np.int64), ("dst", rows.dst, np.int64),
                                            ("t", t, time_dtype))}
-    msg = _edge_features(dataset, len(t), torch)
+    msg = _edge_features(dataset, split, len(t), torch)
     return pyg.data.TemporalData(src=columns["src"], dst=columns["dst"], t=columns["t"], msg=msg)
 
 
-def _edge_features(dataset: Any, n: int, torch: Any) -> Any:
-    """The ``[n, d]`` edge-feature tensor the manifest's ``graph.edge_features`` declares.
+def _edge_features(dataset: Any, split: str | None, n: int, torch: Any) -> Any:
+    """The ``[n, d]`` edge-feature tensor: ones for ``constant-1`` (T-GRAB), else the dataset's ``edge_feat`` column
+    (an imported TGB dataset's features, as a float32 copy: what PyG's models take) for the rows of ``split``.
 
     Raises:
-        ManifestError: for a kind of edge features other than ``constant-1``.
+        ManifestError: if the manifest declares edge features the dataset holds no ``edge_feat`` column for.
     """
     kind = dataset.manifest.graph.get("edge_features", "constant-1")
-    if kind != "constant-1":
-        raise ManifestError(f"{dataset.name}@{dataset.version} declares edge_features={kind!r}; to_temporal_data "
-                            "knows only 'constant-1'. Upgrade tgbhub, or build msg yourself from dataset.columns.")
-    return torch.ones((n, 1), dtype=torch.float32)
+    if kind == "constant-1":
+        return torch.ones((n, 1), dtype=torch.float32)
+    features = getattr(dataset, "columns", {}).get("edge_feat")
+    if features is None:
+        raise ManifestError(f"{dataset.name}@{dataset.version} declares edge_features={kind!r} but holds no edge_feat "
+                            "column; upgrade tgbhub, or build msg yourself from dataset.columns.")
+    lo, hi = 0, len(features)
+    if split is not None:
+        start, stop = dataset.splits[split]
+        lo, hi = (start, stop) if dataset.manifest.split_unit == "row" else (
+            int(i) for i in np.searchsorted(dataset.t, [start, stop]))
+    return torch.from_numpy(np.array(features[lo:hi], dtype=np.float32).reshape(hi - lo, -1))
 
 
 class SnapshotWindows:

@@ -33,7 +33,7 @@ from tgbhub.cache import Fetched
 from tgbhub.errors import DatasetNotFoundError, FetchError, IntegrityError
 from tgbhub.hashing import file_sha256
 from tgbhub.manifest import Manifest, parse_manifest, read_manifest
-from tgbhub.progress import byte_bar
+from tgbhub.progress import Steps, byte_bar
 from tgbhub.tgb.catalogue import TgbEntry, check_stats, entry as catalogue_entry
 
 FAMILY = "tgb"
@@ -81,25 +81,34 @@ def import_tgb(name: str, source: str | os.PathLike[str] | None = None, *,
     item = catalogue_entry(name)
     root = config.cache_root(cache_dir)
     zip_path = obtain_release(item, source, root, config.offline_mode(offline))
-    zip_sha256 = file_sha256(zip_path)
-    release = Release(zip_path, {role: file for role, file in item.files.items()})
+    steps = Steps(f"importing {item.name}", total=5)
     try:
-        files, info = convert(item, release)
+        zip_sha256 = file_sha256(zip_path)
+        release = Release(zip_path, {role: file for role, file in item.files.items()})
+        steps.step("zip hashed and opened")
+        try:
+            files, info = convert(item, release)
+        finally:
+            release.close()
+        steps.step("converted")
+        published = dict(expected_stats) if expected_stats is not None else dict(item.stats)
+        _check_statistics(item, info["measured"], published)
+        steps.step("statistics checked")
+        with tempfile.TemporaryDirectory(prefix="tgbhub-import-") as scratch:
+            written = write(files, Path(scratch), item)
+            document = manifest_document(item, files, info, Path(scratch), zip_path.name, zip_sha256, published)
+            manifest = parse_manifest(document)
+            steps.step("written")
+
+            def fetch(staging: Path) -> Fetched:
+                for file, path in written.items():
+                    shutil.move(str(path), staging / file)
+                return Fetched(files={file: staging / file for file in written}, columns=files, rebuilt=True)
+
+            cache.install(manifest, root, fetch)
+            steps.step("verified and installed")
     finally:
-        release.close()
-    published = dict(expected_stats) if expected_stats is not None else dict(item.stats)
-    _check_statistics(item, info["measured"], published)
-    with tempfile.TemporaryDirectory(prefix="tgbhub-import-") as scratch:
-        written = write(files, Path(scratch), item)
-        document = manifest_document(item, files, info, Path(scratch), zip_path.name, zip_sha256, published)
-        manifest = parse_manifest(document)
-
-        def fetch(staging: Path) -> Fetched:
-            for file, path in written.items():
-                shutil.move(str(path), staging / file)
-            return Fetched(files={file: staging / file for file in written}, columns=files, rebuilt=True)
-
-        cache.install(manifest, root, fetch)
+        steps.close()
     _write_manifest(stored_manifest(root, manifest.name, manifest.version), document)
     if manifests is not None:
         family, short = manifest.name.split("/", 1)

@@ -1,6 +1,7 @@
-"""tgbhub.compat.tgb: py-tgb 2.3.0's LinkPropPredDataset / Evaluator surface served from the verified cache, checked
-against py-tgb itself on small releases in TGB's exact formats; TGB's EdgeBank example runs with one import line
-changed and prints the same MRR."""
+"""tgbhub.compat.tgb: py-tgb 2.3.0's LinkPropPredDataset / NodePropPredDataset / Evaluator surface served from the
+verified cache, checked against py-tgb itself on small releases in TGB's exact formats (tgbl, TGB 2.0's tkgl and thgl,
+tgbn); TGB's EdgeBank examples (tgbl, and TGB 2.0's with relation types) and a persistent-forecast node loop run with
+one import line changed and print the same metric."""
 
 from __future__ import annotations
 
@@ -12,17 +13,19 @@ import pickle
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from types import MappingProxyType
+from types import MappingProxyType, SimpleNamespace
 
 import numpy as np
 import pytest
 
 import tgbhub
 from tests import tgb_formats as formats
-from tgbhub.compat.tgb import Evaluator, LinkPropPredDataset, NodePropPredDataset
-from tgbhub.errors import (DatasetNotFoundError, FetchError, GenerationError, InvalidNameError,
-                           ScoreError, UnsupportedTaskError)
+from tgbhub.compat.tgb import (Evaluator, LinkPropPredDataset, NodePropPredDataset, pytgb_full_data,
+                               pytgb_node_data)
+from tgbhub.errors import (DatasetNotFoundError, FetchError, InvalidNameError, ScoreError,
+                           UnsupportedTaskError)
 from tgbhub.importing import DOWNLOADS, import_tgb
 from tgbhub.tgb import catalogue
 
@@ -45,8 +48,8 @@ def _import(files: formats.FormatFiles, folder: Path) -> Imported:
     zipped = formats.zip_dataset(files, folder / "zips")
     pytgb = formats.load_with_pytgb(files)
     data = pytgb.full_data
-    stats = {"num_nodes": int(len(np.union1d(data["sources"], data["destinations"]))),
-             "num_edges": int(len(data["sources"]))}
+    originals = len(data["sources"]) // (2 if files.name.startswith("tkgl-") else 1)  # py-tgb adds TKG inverses
+    stats = {"num_nodes": int(len(np.union1d(data["sources"], data["destinations"]))), "num_edges": int(originals)}
     import_tgb(files.name, zipped, cache_dir=folder / "cache", expected_stats=stats)
     return Imported(files, pytgb, zipped, folder / "cache", stats)
 
@@ -423,17 +426,29 @@ def test_names_outside_the_served_surface_are_refused_before_any_io(tmp_path: Pa
         LinkPropPredDataset("tgbn-trade", cache_dir=tmp_path)
     with pytest.raises(InvalidNameError, match="LinkPropPredDataset"):
         NodePropPredDataset("tgbl-wiki", cache_dir=tmp_path)
-    with pytest.raises(UnsupportedTaskError, match="tkgl"):
-        LinkPropPredDataset("tkgl-smallpedia", cache_dir=tmp_path)
-    with pytest.raises(UnsupportedTaskError, match="ndcg"):
-        Evaluator(name="tgbn-trade")
+    for name in ("tkgl-smallpedia", "thgl-forum"):  # served now: not imported, download=False -> py-tgb's error
+        with pytest.raises(FileNotFoundError, match=f"tgbhub import tgb {name}"):
+            LinkPropPredDataset(name, download=False, cache_dir=tmp_path)
     with pytest.raises(DatasetNotFoundError):
         Evaluator(name="tgbl-nope")
+    assert Evaluator(name="tgbn-trade").valid_metric_list == ["ndcg"]
+    assert Evaluator(name="thgl-forum").valid_metric_list == ["hits@", "mrr"]
     assert not list(tmp_path.iterdir())  # nothing downloaded, nothing written
 
 
-def test_node_dataset_surface_and_a_clear_error_while_tgbn_cannot_be_imported(tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_parser_whose_view_is_not_reproduced_is_refused() -> None:
+    """A parser whose py-tgb view is not reproduced (tgbl-flight's ``csv_to_pd_data``) is refused with the way out,
+    not approximated."""
+    manifest = SimpleNamespace(stats={"source": {"parser": "csv_to_pd_data"}}, split_unit="row")
+    imported = SimpleNamespace(name="tgb/tgbl-flight", version="2.0.0", manifest=manifest)
+    with pytest.raises(UnsupportedTaskError, match="'csv_to_pd_data' parser.*tgbhub.load_dataset"):
+        pytgb_full_data(imported)
+    with pytest.raises(UnsupportedTaskError, match="load_edgelist_trade"):
+        pytgb_node_data(imported)
+
+
+def test_node_dataset_is_imported_on_first_use_from_the_kept_zip(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     name = "tgbn-trade"
     with pytest.raises(FileNotFoundError, match=f"tgbhub import tgb {name}"):
         NodePropPredDataset(name, download=False, cache_dir=tmp_path / "cache")
@@ -443,12 +458,422 @@ def test_node_dataset_surface_and_a_clear_error_while_tgbn_cannot_be_imported(tm
     entry = dataclasses.replace(catalogue.CATALOGUE[name], stats=MappingProxyType({}), profile=MappingProxyType({}))
     monkeypatch.setattr(catalogue, "CATALOGUE", MappingProxyType({**catalogue.CATALOGUE, name: entry}))
     monkeypatch.setenv("TGBHUB_OFFLINE", "1")
-    try:
-        dataset = NodePropPredDataset(name, root="datasets", cache_dir=tmp_path / "cache")
-    except GenerationError as exc:  # this tgbhub cannot import tgbn yet: the import says so
-        assert "not implemented" in str(exc) and name in str(exc)
-        return
-    assert (dataset.num_classes, dataset.eval_metric) == (255, "ndcg")  # once tgbn imports: the surface is served
+    dataset = NodePropPredDataset(name, root="datasets", cache_dir=tmp_path / "cache")
+    assert dataset.tgbhub_dataset.source == "cache" and Path(dataset.root).is_relative_to(tmp_path / "cache")
+    assert (dataset.num_classes, dataset.eval_metric) == (255, "ndcg")  # py-tgb's DATA_NUM_CLASSES
+    assert dataset.full_data["node_label_dict"] is dataset.node_label_dict is dataset.label_dict
+    widths = {vector.shape for nodes in dataset.label_dict.values() for vector in nodes.values()}
+    assert widths == {(40,)}  # py-tgb's label vectors: one entry per nation of the release, not num_classes
+
+
+# --- TGB 2.0: tkgl and thgl -------------------------------------------------------------------------------------------
+
+#: one small release per layout: Wikidata ids + static edges (1-vs-all), integer ids (1-vs-all), 1-vs-q TKG
+#: negatives, node types, edge features
+MULTI = ("tkgl-smallpedia", "tkgl-polecat", "tkgl-wikidata", "thgl-software", "thgl-forum")
+
+
+@pytest.fixture(scope="module")
+def multi(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Imported]:
+    """``multi(name)``: a small release of ``name`` (one of :data:`MULTI`), imported once per module, in a folder
+    named as py-tgb names it (so TGB's examples find it with no meta_dict)."""
+    made: dict[str, Imported] = {}
+
+    def release(name: str) -> Imported:
+        if name not in made:
+            folder = tmp_path_factory.mktemp(name)
+            made[name] = _import(formats.write(folder / formats.dir_name(name), name, n_edges=400, seed=1), folder)
+        return made[name]
+
+    return release
+
+
+def _ours_multi(release: Imported) -> LinkPropPredDataset:
+    dataset = LinkPropPredDataset(name=release.files.name, root="ignored", preprocess=True, cache_dir=release.cache)
+    dataset.load_val_ns()
+    dataset.load_test_ns()
+    return dataset
+
+
+def _split_keys(pytgb: object, split: str) -> list[np.ndarray]:
+    """``sources, destinations, timestamps, edge_type`` of py-tgb's ``split`` edges: its queries, in its order."""
+    mask = getattr(pytgb, f"{split}_mask")
+    return [pytgb.full_data[column][mask] for column in ("sources", "destinations", "timestamps", "edge_type")]
+
+
+@pytest.mark.parametrize("name", MULTI)
+def test_multi_relational_full_data_and_attributes_equal_pytgbs(name: str, multi: Callable[[str], Imported]) -> None:
+    release = multi(name)
+    theirs, ours = release.pytgb, _ours_multi(release)
+    assert list(ours.full_data) == list(theirs.full_data)  # edge_type last, as py-tgb adds it
+    _assert_same_full_data(ours.full_data, theirs.full_data)
+    data = theirs.full_data
+    if name.startswith("tkgl-"):  # originals, then every inverse (dst, src, t, r + R): not in time order
+        e, relations = len(data["sources"]) // 2, ours.num_rels // 2
+        assert np.array_equal(data["sources"][e:], data["destinations"][:e])
+        assert np.array_equal(data["destinations"][e:], data["sources"][:e])
+        assert np.array_equal(data["timestamps"][e:], data["timestamps"][:e])
+        assert np.array_equal(data["edge_type"][e:], data["edge_type"][:e] + relations)
+        assert (np.diff(data["timestamps"]) < 0).any() and ours.edge_feat.shape == (e, 1)
+        assert data["edge_idxs"][e] == e + 2  # py-tgb: idx + max(idx) + 1 on the inverses
+    for mask in ("train_mask", "val_mask", "test_mask"):
+        assert getattr(ours, mask).dtype == np.bool_ and np.array_equal(getattr(ours, mask), getattr(theirs, mask))
+    for attribute in ("eval_metric", "num_nodes", "num_edges", "num_rels", "min_dst_idx", "max_dst_idx"):
+        assert getattr(ours, attribute) == getattr(theirs, attribute), attribute
+    assert ours.edge_type is ours.full_data["edge_type"] and np.array_equal(ours.edge_type, theirs.edge_type)
+    assert ours.edge_feat is ours.full_data["edge_feat"] and ours.node_feat is theirs.node_feat is None
+    if theirs.node_type is None:
+        assert ours.node_type is None
+    else:
+        assert ours.node_type.dtype == theirs.node_type.dtype == np.float64
+        assert np.array_equal(ours.node_type, theirs.node_type) and len(np.unique(ours.node_type)) > 1
+    static = theirs.static_data
+    if static is None:
+        assert ours.static_data is None
+    else:
+        assert list(ours.static_data) == list(static) == ["head", "tail", "edge_type"]
+        for column, values in static.items():
+            assert ours.static_data[column].dtype == values.dtype and np.array_equal(ours.static_data[column], values)
+    sampler = type(ours.negative_sampler).__name__
+    assert sampler == type(theirs.negative_sampler).__name__ and ours.negative_sampler.strategy == \
+        formats.PYTGB_NS_STRATEGY[name]
+
+
+@pytest.mark.parametrize("name", MULTI)
+def test_multi_relational_query_batch_equals_pytgbs_for_every_val_and_test_query(
+        name: str, multi: Callable[[str], Imported]) -> None:
+    torch = pytest.importorskip("torch")
+    release = multi(name)
+    theirs, ours = release.pytgb, _ours_multi(release)
+    for split in SPLITS:
+        keys = _split_keys(theirs, split)
+        expected = theirs.negative_sampler.query_batch(*keys, split_mode=split)
+        got = ours.negative_sampler.query_batch(*keys, split_mode=split)
+        assert len(got) == len(expected) == int(getattr(theirs, f"{split}_mask").sum()) > 0
+        for mine, reference in zip(got, expected):
+            assert type(mine) is np.ndarray and mine.dtype == reference.dtype == np.int64
+            assert np.array_equal(mine, reference)
+        if formats.PYTGB_NS_STRATEGY[name] == "time-filtered":  # 1-vs-all: every node but the query's filter set
+            assert {len(row) for row in got} != {theirs.num_nodes} and max(map(len, got)) < theirs.num_nodes
+        permuted = np.random.default_rng(0).permutation(len(expected))  # any order, torch tensors, small batches
+        for lo in range(0, len(permuted), 41):
+            batch = permuted[lo:lo + 41]
+            tensors = [torch.from_numpy(column[batch]) for column in keys]
+            for mine, i in zip(ours.negative_sampler.query_batch(*tensors, split_mode=split), batch):
+                assert np.array_equal(mine, expected[i])
+
+
+def test_multi_relational_query_batch_refuses_what_pytgb_refuses(multi: Callable[[str], Imported]) -> None:
+    for name in ("tkgl-smallpedia", "thgl-software"):
+        release = multi(name)
+        theirs, ours = release.pytgb, LinkPropPredDataset(name, cache_dir=release.cache)
+        src, dst, t, rel = (column[:5] for column in _split_keys(theirs, "test"))
+        with pytest.raises(ValueError, match="load the test evaluation set first"):
+            ours.negative_sampler.query_batch(src, dst, t, rel, split_mode="test")
+        ours.load_test_ns()
+        floats = [ours.negative_sampler.query_batch(src, dst, t.astype(np.float64), rel),
+                  theirs.negative_sampler.query_batch(src, dst, t.astype(np.float64), rel)]
+        assert all(np.array_equal(a, b) for a, b in zip(*floats))  # 36.0 finds the key of 36 in both
+        other = rel + 1000  # no such relation: py-tgb's error in both
+        for sampler in (theirs.negative_sampler, ours.negative_sampler):
+            with pytest.raises(ValueError, match="not in the 'test' evaluation set"):
+                sampler.query_batch(src, dst, t, other, split_mode="test")
+        assert ours.negative_sampler.query_batch(src, dst + 1, t, rel)[0].tolist() == \
+            theirs.negative_sampler.query_batch(src, dst, t, rel)[0].tolist()  # dst is not part of the key
+        with pytest.raises(ValueError, match="keyed by \\(t, src, edge_type\\)"):
+            ours.negative_sampler.query_batch(src, dst, t)
+        with pytest.raises(ValueError, match="5, 5, 5 and 4 entries"):
+            ours.negative_sampler.query_batch(src, dst, t, rel[:4])
+        with pytest.raises(ValueError, match="not in the 'test' evaluation set"):
+            ours.negative_sampler.query_batch(src, dst, t + 0.5, rel)
+        with pytest.raises(UnsupportedTaskError, match="load_test_ns"):
+            ours.negative_sampler.load_eval_set(str(release.files.files["test_ns"]), split_mode="test")
+        if name == "tkgl-smallpedia":
+            with pytest.raises(ValueError, match="every node except a filter set"):
+                ours.negative_sampler.query_batch_padded(src, dst, t, rel)
+        else:
+            negatives, count = ours.negative_sampler.query_batch_padded(src, dst, t, rel)
+            assert negatives.dtype == np.int32 and count.tolist() == [20] * 5
+            assert negatives.tolist() == [row.tolist() for row in theirs.negative_sampler.query_batch(src, dst, t, rel)]
+        ours.negative_sampler.reset_eval_set("test")
+        with pytest.raises(ValueError, match="load the test evaluation set first"):
+            ours.negative_sampler.query_batch(src, dst, t, rel)
+
+
+@pytest.mark.parametrize("name", ["tkgl-polecat", "thgl-forum"])
+def test_evaluator_equals_pytgbs_on_multi_relational_negatives(name: str, multi: Callable[[str], Imported]) -> None:
+    from tgb.linkproppred.evaluate import Evaluator as PytgbEvaluator
+
+    release = multi(name)
+    theirs, ours = release.pytgb, _ours_multi(release)
+    keys = _split_keys(theirs, "test")
+    negatives = ours.negative_sampler.query_batch(*keys, split_mode="test")
+    rng = np.random.default_rng(5)
+    scores = rng.integers(0, 4, (len(negatives), theirs.num_nodes)).astype(np.float32)  # ties everywhere
+    per_query = {"theirs": [], "ours": []}
+    for i, row in enumerate(negatives):
+        request = {"y_pred_pos": scores[i, keys[1][i]:keys[1][i] + 1], "y_pred_neg": scores[i, row],
+                   "eval_metric": ["mrr"]}
+        per_query["theirs"].append(PytgbEvaluator(name=name).eval(request))
+        per_query["ours"].append(Evaluator(name=name).eval(request))
+    for metric in ("mrr", "hits@10"):
+        assert np.mean([r[metric] for r in per_query["ours"]]) == pytest.approx(
+            float(np.mean([r[metric] for r in per_query["theirs"]])), abs=1e-6)
+    with pytest.raises(ScoreError, match="query 0 has a NaN"):
+        Evaluator(name=name).eval({"y_pred_pos": np.array([np.nan]), "y_pred_neg": scores[0, negatives[0]],
+                                   "eval_metric": ["mrr"]})
+
+
+# TGB 2.0's EdgeBank example (examples/linkproppred/tkgl-polecat/edgebank.py, the same for thgl-*), shortened as
+# EDGEBANK_EXAMPLE is: EdgeBank (unlimited memory) inlined; the masks, the batches over val and test, query_batch with
+# the relation types, the memory update after each batch and the per-edge Evaluator.eval calls are the example's.
+EDGEBANK_TGB2_EXAMPLE = '''\
+import math
+import numpy as np
+
+{imports}
+DATA = {name!r}
+BATCH_SIZE = 200
+
+
+class EdgeBankPredictor:
+    def __init__(self, history_src, history_dst):
+        self.memory = set(zip(history_src.tolist(), history_dst.tolist()))
+
+    def update_memory(self, src, dst, ts):
+        self.memory.update(zip(src.tolist(), dst.tolist()))
+
+    def predict_link(self, query_src, query_dst):
+        return np.array([1.0 if (s, d) in self.memory else 0.0 for s, d in zip(query_src.tolist(),
+                                                                                 query_dst.tolist())])
+
+
+def test(data, test_mask, neg_sampler, split_mode):
+    num_batches = math.ceil(len(data["sources"][test_mask]) / BATCH_SIZE)
+    perf_list = []
+    hits_list = []
+    for batch_idx in range(num_batches):
+        start_idx = batch_idx * BATCH_SIZE
+        end_idx = min(start_idx + BATCH_SIZE, len(data["sources"][test_mask]))
+        pos_src, pos_dst, pos_t, pos_edge = (
+            data["sources"][test_mask][start_idx:end_idx],
+            data["destinations"][test_mask][start_idx:end_idx],
+            data["timestamps"][test_mask][start_idx:end_idx],
+            data["edge_type"][test_mask][start_idx:end_idx],
+        )
+        neg_batch_list = neg_sampler.query_batch(pos_src, pos_dst, pos_t, pos_edge, split_mode=split_mode)
+        for idx, neg_batch in enumerate(neg_batch_list):
+            query_src = np.array([int(pos_src[idx]) for _ in range(len(neg_batch) + 1)])
+            query_dst = np.concatenate([np.array([int(pos_dst[idx])]), neg_batch])
+            y_pred = edgebank.predict_link(query_src, query_dst)
+            input_dict = {{
+                "y_pred_pos": np.array([y_pred[0]]),
+                "y_pred_neg": np.array(y_pred[1:]),
+                "eval_metric": [metric],
+            }}
+            results = evaluator.eval(input_dict)
+            perf_list.append(results[metric])
+            hits_list.append(results["hits@10"])
+        edgebank.update_memory(pos_src, pos_dst, pos_t)
+    return float(np.mean(perf_list)), float(np.mean(hits_list))
+
+
+dataset = LinkPropPredDataset(name=DATA, root={root!r}, preprocess=True)
+data = dataset.full_data
+metric = dataset.eval_metric
+train_mask = dataset.train_mask
+val_mask = dataset.val_mask
+test_mask = dataset.test_mask
+edgebank = EdgeBankPredictor(data["sources"][train_mask], data["destinations"][train_mask])
+evaluator = Evaluator(name=DATA)
+neg_sampler = dataset.negative_sampler
+
+dataset.load_val_ns()
+perf_metric_val, perf_hits_val = test(data, val_mask, neg_sampler, split_mode="val")
+print(f"\\tval: {{metric}}: {{perf_metric_val: .4f}}")
+dataset.load_test_ns()
+perf_metric_test, perf_hits_test = test(data, test_mask, neg_sampler, split_mode="test")
+print(f"\\tTest: {{metric}}: {{perf_metric_test: .4f}}")
+print(f"\\tTest: hits@10: {{perf_hits_test: .4f}}")
+print("exact", repr(perf_metric_val), repr(perf_metric_test), repr(perf_hits_test))
+'''
+
+
+@pytest.mark.parametrize("name", ["tkgl-smallpedia", "thgl-software"])
+def test_tgb2_edgebank_example_prints_the_same_mrr_with_one_import_line_changed(
+        name: str, multi: Callable[[str], Imported], tmp_path: Path) -> None:
+    release = multi(name)
+    root, meta = formats.pytgb_root(release.files.folder, name)
+    assert meta is None  # the example passes no meta_dict: the folder has py-tgb's name
+    scripts = {}
+    for label, imports in (("pytgb", PYTGB_IMPORTS), ("tgbhub", TGBHUB_IMPORTS)):
+        scripts[label] = tmp_path / f"edgebank_{label}.py"
+        scripts[label].write_text(EDGEBANK_TGB2_EXAMPLE.format(imports=imports, root=root, name=name))
+    changed = set(scripts["pytgb"].read_text().splitlines()) ^ set(scripts["tgbhub"].read_text().splitlines())
+    assert changed == set((PYTGB_IMPORTS + TGBHUB_IMPORTS).splitlines())  # nothing but the import line differs
+    theirs = _run_example(scripts["pytgb"], tmp_path, tmp_path / "unused-cache")
+    ours = _run_example(scripts["tgbhub"], tmp_path, release.cache)
+    assert ours[0] == theirs[0] and len(ours[0]) == 3 and "mrr" in ours[0][1]
+    assert ours[1] == pytest.approx(theirs[1], abs=1e-6) and 0 < ours[1][1] < 1
+    assert theirs[2]["tgb"] and not ours[2]["tgb"] and not ours[2]["torch"]  # ours needs neither py-tgb nor torch
+
+
+# --- tgbn: the node dataset, its label stream and NDCG ----------------------------------------------------------------
+
+NODE = "tgbn-trade"
+
+
+@pytest.fixture(scope="module")
+def trade(tmp_path_factory: pytest.TempPathFactory) -> Imported:
+    """The small tgbn-trade release of tests/test_import_tgbn.py, in a folder named as py-tgb names it."""
+    folder = tmp_path_factory.mktemp("trade")
+    return _import(formats.write_tgbn(folder / formats.dir_name(NODE), NODE, n_edges=2000, seed=0), folder)
+
+
+def _label_stream(dataset: object, batch_size: int = 200) -> list[tuple]:
+    """What TGB's node examples see (``test_n_upate``): each split's edges in batches, ``find_next_labels_batch``
+    whenever a batch's last timestamp passes the current label time; train, val and test in turn without a reset.
+    Each batch's rows sorted by node (py-tgb hands them out in the label file's order, tgbhub in node order)."""
     dataset.reset_label_time()
-    with pytest.raises(UnsupportedTaskError, match="full_data"):
-        dataset.full_data
+    t, seen = dataset.full_data["timestamps"], []
+    for mask in (dataset.train_mask, dataset.val_mask, dataset.test_mask):
+        ts, label_t = t[mask], dataset.return_label_ts()
+        for start in range(0, len(ts), batch_size):
+            query_t = ts[start:start + batch_size][-1]
+            if query_t > label_t:
+                found = dataset.find_next_labels_batch(query_t)
+                if found is None:
+                    break
+                order = np.argsort(found[1], kind="stable")
+                seen.append((int(label_t), *(array[order] for array in found), dataset.return_label_ts()))
+                label_t = dataset.return_label_ts()
+    dataset.reset_label_time()
+    return seen
+
+
+def test_node_full_data_masks_and_label_stream_equal_pytgbs(trade: Imported) -> None:
+    theirs = trade.pytgb
+    ours = NodePropPredDataset(name=NODE, root="ignored", preprocess=True, cache_dir=trade.cache)
+    assert list(ours.full_data) == list(theirs.full_data)
+    _assert_same_full_data({k: v for k, v in ours.full_data.items() if k != "node_label_dict"},
+                           {k: v for k, v in theirs.full_data.items() if k != "node_label_dict"})
+    assert ours.full_data["sources"].dtype == np.float64  # py-tgb keeps the node parsers' float arrays
+    for mask in ("train_mask", "val_mask", "test_mask"):
+        assert np.array_equal(getattr(ours, mask), getattr(theirs, mask))
+    assert (ours.num_classes, ours.eval_metric) == (theirs.num_classes, theirs.eval_metric)
+    assert np.array_equal(ours.edge_feat, theirs.edge_feat) and ours.node_feat is theirs.node_feat is None
+    assert ours.label_ts.dtype == theirs.label_ts.dtype and np.array_equal(ours.label_ts, theirs.label_ts)
+    mine, reference = ours.node_label_dict, theirs.node_label_dict
+    assert sorted(mine) == sorted(reference) and all(type(ts) is int for ts in mine)
+    for ts, nodes in reference.items():
+        assert sorted(mine[ts]) == sorted(nodes) and all(type(node) is int for node in mine[ts])
+        assert all(mine[ts][node].dtype == vector.dtype and np.array_equal(mine[ts][node], vector)
+                   for node, vector in nodes.items())
+    stream = {"ours": _label_stream(ours), "theirs": _label_stream(theirs)}
+    assert len(stream["ours"]) == len(stream["theirs"]) >= 4
+    for got, expected in zip(stream["ours"], stream["theirs"]):
+        assert got[0] == expected[0] and got[4] == expected[4]
+        for mine_array, their_array in zip(got[1:4], expected[1:4]):
+            assert mine_array.dtype == their_array.dtype and np.array_equal(mine_array, their_array)
+    assert ours.find_next_labels_batch(ours.label_ts[0] - 1) is None and ours.label_ts_idx == 0
+    ours.label_ts_idx = len(ours.label_ts)  # past the end: None, and the last label time, as py-tgb
+    assert ours.find_next_labels_batch(10 ** 12) is None and ours.return_label_ts() == theirs.label_ts[-1]
+
+
+def test_node_evaluator_equals_pytgbs_ndcg_and_refuses_what_sklearn_would_score_or_crash_on(trade: Imported) -> None:
+    torch = pytest.importorskip("torch")
+    from tgb.nodeproppred.evaluate import Evaluator as PytgbEvaluator
+
+    theirs, ours = PytgbEvaluator(name=NODE), Evaluator(name=NODE)
+    rng = np.random.default_rng(2)
+    for _, _, _, labels, _ in _label_stream(trade.pytgb):
+        scores = rng.integers(0, 4, labels.shape).astype(np.float32)  # ties everywhere
+        request = {"y_true": labels, "y_pred": scores, "eval_metric": ["ndcg"]}
+        expected = theirs.eval(request)["ndcg"]
+        assert list(ours.eval(request)) == ["ndcg"] and ours.eval(request)["ndcg"] == pytest.approx(expected, abs=1e-12)
+        tensors = {**request, "y_true": torch.from_numpy(labels), "y_pred": torch.from_numpy(scores)}
+        assert ours.eval(tensors)["ndcg"] == pytest.approx(expected, abs=1e-12)
+    good = {"y_true": labels, "y_pred": scores, "eval_metric": ["ndcg"]}
+    broken = scores.astype(np.float64)
+    broken[3, 7] = np.nan
+    with pytest.raises(ScoreError, match="y_pred row 3 holds a NaN.*nan_to_num"):
+        ours.eval({**good, "y_pred": broken})
+    with pytest.raises(ScoreError, match="expected one shape \\(N, C\\)"):
+        ours.eval({**good, "y_pred": scores[:, 1:]})
+    with pytest.raises(ScoreError, match="expected one shape"):
+        ours.eval({**good, "y_true": labels[0], "y_pred": scores[0]})
+    with pytest.raises(ScoreError, match="negative label"):
+        ours.eval({**good, "y_true": -labels})
+    with pytest.raises(ScoreError, match="unsupported eval_metric \\['mrr'\\]"):
+        ours.eval({**good, "eval_metric": ["mrr"]})
+    with pytest.raises(ScoreError, match="lacks y_pred"):
+        ours.eval({"y_true": labels, "eval_metric": ["ndcg"]})
+
+
+PYTGB_NODE_IMPORTS = ("from tgb.nodeproppred.dataset import NodePropPredDataset\n"
+                      "from tgb.nodeproppred.evaluate import Evaluator\n")
+TGBHUB_NODE_IMPORTS = "from tgbhub.compat.tgb import NodePropPredDataset, Evaluator\n"
+
+# TGB's examples/nodeproppred/tgbn-trade/persistant_forecast.py on numpy instead of PyG's loaders (py-tgb's PyG
+# dataset is not served): the edges of each split in batches of 200, the labels of a label timestamp fetched once a
+# batch passes it, every node predicted by its last seen label vector, NDCG per label timestamp, averaged.
+PERSISTENT_FORECAST_EXAMPLE = '''\
+import numpy as np
+
+{imports}
+name = "tgbn-trade"
+dataset = NodePropPredDataset(name=name, root={root!r}, preprocess=True)
+num_classes = dataset.num_classes
+data = dataset.full_data
+eval_metric = dataset.eval_metric
+evaluator = Evaluator(name=name)
+batch_size = 200
+last_seen = {{}}
+
+
+def test_n_upate(mask):
+    label_t = dataset.return_label_ts()
+    num_label_ts = 0
+    total_score = 0
+    ts = data["timestamps"][mask]
+    for start in range(0, len(ts), batch_size):
+        query_t = ts[start:start + batch_size][-1]
+        if query_t > label_t:
+            label_tuple = dataset.find_next_labels_batch(query_t)
+            if label_tuple is None:
+                break
+            label_ts, label_srcs, labels = label_tuple
+            label_t = dataset.return_label_ts()
+            preds = []
+            for i in range(0, label_srcs.shape[0]):
+                node_id = label_srcs[i]
+                preds.append(last_seen.get(node_id, np.zeros(num_classes)))
+                last_seen[node_id] = labels[i]
+            input_dict = {{"y_true": labels, "y_pred": np.stack(preds, axis=0), "eval_metric": [eval_metric]}}
+            total_score += evaluator.eval(input_dict)[eval_metric]
+            num_label_ts += 1
+    return total_score / num_label_ts
+
+
+scores = [test_n_upate(mask) for mask in (dataset.train_mask, dataset.val_mask, dataset.test_mask)]
+for split, score in zip(("train", "val", "test"), scores):
+    print(f"\\t{{split}}: {{eval_metric}}: {{score: .4f}}")
+print("exact", *map(repr, map(float, scores)))
+dataset.reset_label_time()
+'''
+
+
+def test_persistent_forecast_prints_the_same_ndcg_with_one_import_line_changed(trade: Imported, tmp_path: Path) -> None:
+    root, meta = formats.pytgb_root(trade.files.folder, NODE)
+    assert meta is None
+    scripts = {}
+    for label, imports in (("pytgb", PYTGB_NODE_IMPORTS), ("tgbhub", TGBHUB_NODE_IMPORTS)):
+        scripts[label] = tmp_path / f"forecast_{label}.py"
+        scripts[label].write_text(PERSISTENT_FORECAST_EXAMPLE.format(imports=imports, root=root))
+    changed = set(scripts["pytgb"].read_text().splitlines()) ^ set(scripts["tgbhub"].read_text().splitlines())
+    assert changed == set((PYTGB_NODE_IMPORTS + TGBHUB_NODE_IMPORTS).splitlines())
+    theirs = _run_example(scripts["pytgb"], tmp_path, tmp_path / "unused-cache")
+    ours = _run_example(scripts["tgbhub"], tmp_path, trade.cache)
+    assert ours[0] == theirs[0] and len(ours[0]) == 3 and "ndcg" in ours[0][2]
+    assert ours[1] == pytest.approx(theirs[1], abs=1e-9) and 0 < ours[1][2] < 1
+    assert theirs[2]["tgb"] and not ours[2]["tgb"] and not ours[2]["torch"]  # ours needs neither py-tgb nor torch

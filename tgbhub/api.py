@@ -12,8 +12,8 @@ import numpy as np
 
 from tgbhub import cache, config
 from tgbhub.data import TemporalGraphDataset, TrajectoryDataset, open_dataset
-from tgbhub.errors import (DatasetNotFoundError, GenerationError, IntegrityError, SourceUnavailableError,
-                           SourceWarning)
+from tgbhub.errors import (DatasetNotFoundError, GenerationError, IntegrityError, InvalidNameError,
+                           SourceUnavailableError, SourceWarning)
 from tgbhub.manifest import Manifest
 from tgbhub.progress import Steps
 from tgbhub.registry import DERIVED_MARK, Registry
@@ -155,12 +155,15 @@ def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.P
     root = config.cache_root(cache_dir)
     settings = dict(offline=offline, hub_endpoint=hub_endpoint, mirrors=mirrors, sources=sources)
     built_on_request = False
+    imported = _imported(name, version, root)
+    if imported is not None:
+        return open_verified(imported, root, **settings)[0]
     try:
         manifest = resolve(name, version)
     except DatasetNotFoundError as missing:
-        imported = _imported(name, version, root, missing)
-        if imported is not None:
-            return open_verified(imported, root, **settings)[0]
+        advice = _import_advice(name, version)
+        if advice is not None:
+            raise DatasetNotFoundError.with_advice(name.partition("@")[0], advice) from missing
         if DERIVED_MARK not in name:  # only derived names ("base~transform") can be built on request
             raise
         from tgbhub.derive import variant_on_request  # imports the generators: only for this path
@@ -174,23 +177,32 @@ def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.P
     return dataset
 
 
-def _imported(name: str, version: str | None, root: Path, missing: DatasetNotFoundError) -> Manifest | None:
-    """The manifest of a dataset imported into this cache (``tgbhub import``), or ``None`` when ``name`` is not one.
-
-    Raises:
-        DatasetNotFoundError: for a TGB dataset not imported here, saying how to import it.
-    """
-    from tgbhub.importing import import_advice, load_imported
+def _imported(name: str, version: str | None, root: Path) -> Manifest | None:
+    """The manifest of a dataset imported into this cache (``tgbhub import``) and not bundled, or ``None``; checked
+    before the catalogue, cheaply (one folder listing each), so loading an import pays no suggestion search."""
+    from tgbhub.importing import load_imported
     from tgbhub.registry import parse_reference
 
-    reference = parse_reference(name, version)
-    manifest = load_imported(root, reference.name, reference.version)
-    if manifest is not None:
-        return manifest
-    advice = import_advice(reference.name)
-    if advice is not None:
-        raise DatasetNotFoundError.with_advice(reference.name, advice) from missing
-    return None
+    if "/" not in name:  # a bare name: the catalogue's own error suggests its family
+        return None
+    try:
+        reference = parse_reference(name, version)
+    except InvalidNameError:
+        return None  # the catalogue's lookup reports a malformed name
+    if _REGISTRY.has(reference.name):
+        return None
+    return load_imported(root, reference.name, reference.version)
+
+
+def _import_advice(name: str, version: str | None) -> str | None:
+    """How to import ``name`` when it names a dataset of another benchmark's release (TGB) that is not imported.
+
+    Raises:
+        DatasetNotFoundError: for a name in that family the release does not have (suggesting close ones).
+    """
+    from tgbhub.importing import import_advice
+
+    return import_advice(name.partition("@")[0]) if "/" in name else None
 
 
 def open_verified(manifest: Manifest, root: Path, **settings: Any

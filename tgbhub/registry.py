@@ -103,6 +103,21 @@ class Registry:
             index.setdefault(name, {})[path.stem] = path
         return index
 
+    def _versions_of(self, name: str) -> dict[str, Path]:
+        """``version -> manifest path`` of ``name``: from the index once it is built, else by listing the name's own
+        folder (one directory, not the 1,600 of the whole catalogue: a load of one dataset stays cheap)."""
+        if "_index" in self.__dict__:
+            return self._index.get(name, {})
+        family, _, short = name.partition("/")
+        if not family or not short or "/" in short or ".." in name:
+            return {}
+        folder = self.root / family / short
+        return {path.stem: path for path in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
+
+    def has(self, name: str) -> bool:
+        """Whether ``family/name`` has a bundled manifest (cheap: no suggestions are computed)."""
+        return bool(self._versions_of(name))
+
     def names(self, family: str | None = None, *, derived: bool = True) -> list[str]:
         """Every dataset name, optionally only those of one family, sorted; ``derived=False`` leaves out derived
         datasets (their names carry ``~``, which no base name has, e.g. ``ce-64~shuffle-s0``)."""
@@ -118,9 +133,10 @@ class Registry:
         Raises:
             DatasetNotFoundError: with close names as suggestions, if ``name`` is unknown.
         """
-        if name not in self._index:
+        found = self._versions_of(name)
+        if not found:
             raise DatasetNotFoundError(name, difflib.get_close_matches(name, list(self._index), n=3, cutoff=0.6))
-        return sorted(self._index[name], key=version_key)
+        return sorted(found, key=version_key)
 
     def path(self, name: str, version: str) -> Path:
         """The manifest file of ``name@version`` (published verbatim as the dataset's ``croissant.json``).
@@ -131,7 +147,7 @@ class Registry:
         available = self.versions(name)
         if version not in available:
             raise VersionNotFoundError(name, version, available)
-        return self._index[name][version]
+        return self._versions_of(name)[version]
 
     def lookup(self, text: str, version: str | None = None) -> Manifest:
         """The manifest a user-typed ``family/name[@version]`` refers to; a bare ``name`` gets its full name suggested.
@@ -167,4 +183,4 @@ class Registry:
         version = reference.version or available[-1]
         if version not in available:
             raise VersionNotFoundError(reference.name, version, available)
-        return read_manifest(self._index[reference.name][version])
+        return read_manifest(self._versions_of(reference.name)[version])

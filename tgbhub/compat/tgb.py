@@ -148,6 +148,9 @@ def _pytgb_order(dataset: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``edge_id`` (int64), the stored rows in py-tgb's order (``argsort(edge_id)``) and each stored row's position
     in py-tgb's arrays."""
     edge_id = np.asarray(dataset.columns["edge_id"], dtype=np.int64)
+    if len(edge_id) and edge_id[0] == 0 and bool(np.all(np.diff(edge_id) == 1)):
+        identity = slice(None)  # a time-ordered release without inverse edges: no gather, no copy
+        return edge_id, identity, identity  # type: ignore[return-value]
     order = np.argsort(edge_id, kind="stable")
     position = np.empty_like(order)
     position[order] = np.arange(len(order))
@@ -159,8 +162,8 @@ def _masks(dataset: Any, position: np.ndarray) -> dict[str, np.ndarray]:
     masks = {}
     for split in ("train", "val", "test"):
         lo, hi = dataset.splits[split]
-        masks[split] = np.zeros(len(position), dtype=bool)
-        masks[split][position[lo:hi]] = True
+        masks[split] = np.zeros(dataset.num_rows, dtype=bool)
+        masks[split][slice(lo, hi) if isinstance(position, slice) else position[lo:hi]] = True
     return masks
 
 
@@ -179,13 +182,13 @@ def pytgb_full_data(dataset: Any) -> tuple[dict[str, np.ndarray], dict[str, np.n
     if "edge_feat" in dataset.columns:
         features = np.asarray(dataset.columns["edge_feat"], dtype=np.float64)[order]
     else:  # TKG/THG parsers: zeros over the CSV's rows, none for the inverse edges py-tgb appends
-        features = np.zeros((len(order) - int(np.count_nonzero(inverse)), 1))
+        features = np.zeros((len(edge_id) - int(np.count_nonzero(inverse)), 1))
     data = {"sources": dataset.src[order].astype(np.int64), "destinations": dataset.dst[order].astype(np.int64),
             "timestamps": dataset.t[order].astype(np.int64),
             "edge_idxs": (edge_id + start * (1 + inverse))[order].astype(view.edge_idxs_dtype),
             "edge_feat": features,
-            "w": np.ones(len(order)) if view.weight_column is None else features[:, view.weight_column].copy(),
-            "edge_label": np.ones(len(order))}
+            "w": np.ones(len(edge_id)) if view.weight_column is None else features[:, view.weight_column].copy(),
+            "edge_label": np.ones(len(edge_id))}
     if "edge_type" in dataset.columns:
         data["edge_type"] = np.asarray(dataset.columns["edge_type"])[order].astype(np.int64)
     return data, _masks(dataset, position)
@@ -228,7 +231,7 @@ def pytgb_node_data(dataset: Any) -> tuple[dict[str, np.ndarray], dict[str, np.n
             "timestamps": dataset.t[order].astype(np.float64),
             "edge_idxs": (edge_id[order] + start).astype(np.float64),
             "edge_feat": np.asarray(dataset.columns["edge_feat"], dtype=np.float64)[order],
-            "edge_label": np.ones(len(order))}
+            "edge_label": np.ones(len(edge_id))}
     return data, _masks(dataset, position)
 
 

@@ -55,11 +55,16 @@ def ranking_task(negatives: dict[str, Any]) -> dict[str, Any]:
             "files": {split: negatives_file(split) for split in negatives["splits"]}},
         "metrics": ["mrr", "hits@1", "hits@3", "hits@10"], "ks": [1, 3, 10],
         "tie_rule": "average rank: 1 + (#negatives > pos + #negatives >= pos) / 2 (TGB, OGB)",
-        "submission": {"format": "parquet", "rows": "one per query of the split's negatives file, any order",
-                       "columns": [{"name": "query", "type": "int64"}, {"name": "pos_score", "type": "float32"},
-                                   {"name": "neg_scores", "type": "list<float32>"}],
-                       "neg_scores": "exactly count[query] scores, in the order of the query's negatives"}}
+        "submission": ranking_submission()}
 
+
+
+def ranking_submission() -> dict[str, Any]:
+    """The submission schema of every one-vs-many ranking task (a fresh dict: manifests are written from it)."""
+    return {"format": "parquet", "rows": "one per query of the split's negatives file, any order",
+            "columns": [{"name": "query", "type": "int64"}, {"name": "pos_score", "type": "float32"},
+                        {"name": "neg_scores", "type": "list<float32>"}],
+            "neg_scores": "exactly count[query] scores, in the order of the query's negatives"}
 
 
 def _negatives_schema(q: int, t_type: pa.DataType = pa.int64()) -> pa.Schema:

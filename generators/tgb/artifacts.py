@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from .release import Release, load_pickle
 from .tgbl import SPLITS, convert_negatives, measured_stats, parse_edges, split_rows, time_order
 from ..manifests import croissant_document, file_object, parquet_record_set
-from ..ranking import negatives_file, write_negatives
+from ..ranking import negatives_file, ranking_submission, write_negatives
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
 
@@ -126,10 +126,7 @@ def _ranking_task(entry: Any, splits: list[str]) -> dict[str, Any]:
                       "files": {split: negatives_file(split) for split in splits}},
         "metrics": ["mrr", "hits@1", "hits@3", "hits@10"], "ks": [1, 3, 10],
         "tie_rule": "average rank: 1 + (#negatives > pos + #negatives >= pos) / 2 (TGB's Evaluator, OGB)",
-        "submission": {"format": "parquet", "rows": "one per query of the split's negatives file, any order",
-                       "columns": [{"name": "query", "type": "int64"}, {"name": "pos_score", "type": "float32"},
-                                   {"name": "neg_scores", "type": "list<float32>"}],
-                       "neg_scores": "exactly count[query] scores, in the order of the query's negatives"}}
+        "submission": ranking_submission()}
 
 
 def describe(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]], info: Mapping[str, Any]) -> dict[str, Any]:

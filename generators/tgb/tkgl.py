@@ -60,7 +60,7 @@ import pyarrow.parquet as pq
 from .release import Release, load_pickle
 from .tgbl import SPLITS, split_rows, time_order
 from ..manifests import parquet_record_set
-from ..ranking import negatives_file
+from ..ranking import negatives_file, ranking_submission
 from tgbhub.errors import GenerationError
 
 EDGES_FILE = "edges.parquet"
@@ -405,10 +405,7 @@ def ranking_task(entry: Any, files: Mapping[str, Any], query: str, strategy: str
                       "padding": "-1 after the first count[i] entries (a ragged release keeps its exact counts)",
                       "files": {split: negatives_file(split) for split in splits}},
         "metrics": METRICS, "ks": [1, 3, 10], "tie_rule": TIE_RULE,
-        "submission": {"format": "parquet", "rows": "one per query of the split's negatives file, any order",
-                       "columns": [{"name": "query", "type": "int64"}, {"name": "pos_score", "type": "float32"},
-                                   {"name": "neg_scores", "type": "list<float32>"}],
-                       "neg_scores": "exactly count[query] scores, in the order of the query's negatives"}}
+        "submission": ranking_submission()}
 
 
 def filtered_task(num_nodes: int) -> dict[str, Any]:

@@ -29,6 +29,7 @@ REGISTERED: dict[str, str] = {
     "t-grab": ".tgrab.family",
     "chaosnet": ".chaosnet.family",
     "tlpcf": ".tlpcf.family",
+    "tgb": ".tgb.family",
 }
 
 

@@ -42,8 +42,9 @@ ALLOWED = {
     # it imports are relative, so only its imports of tgbhub modules show here
     # (and the pure metric functions, which a derived dataset's manifest records: ATD/ACD against its parent)
     # (and the window index the forecasting task's negatives are drawn per; the authoring CLIs read the catalogue)
+    # (and TGB's catalogue plus the cache root, where the TGB family finds the release an import kept)
     "generators": {"tgbhub.manifest", "tgbhub.hashing", "tgbhub.errors", "tgbhub.evaluate.metrics",
-                   "tgbhub.forecasting", "tgbhub.taskdocs", "tgbhub.registry"},
+                   "tgbhub.forecasting", "tgbhub.taskdocs", "tgbhub.registry", "tgbhub.tgb", "tgbhub.config"},
 }
 ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli", "tgbhub.publish", "tgbhub.doctor", "tgbhub.derive", "tgbhub.protocols",
          "tgbhub.importing"}

@@ -41,7 +41,7 @@ def test_unknown_generator_and_family_are_clear_errors() -> None:
     with pytest.raises(GenerationError):
         rebuild(recipe, Path("/nonexistent"))
     with pytest.raises(GenerationError, match="registered"):
-        family("tgb")
+        family("no-such-family")
 
 
 @pytest.mark.parametrize("names", [

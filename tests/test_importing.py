@@ -292,3 +292,25 @@ def test_text_id_parsers_equal_pytgbs(name: str, tmp_path: Path, monkeypatch: py
         expected = pytgb.negative_sampler.query_batch(ds.src[lo:hi], ds.dst[lo:hi], ds.t[lo:hi], split_mode=split)
         got = ds.negatives(split)
         assert [got.negatives[i, :got.count[i]].tolist() for i in range(hi - lo)] == [list(map(int, e)) for e in expected]
+
+
+def test_a_lost_cache_entry_is_rebuilt_from_the_kept_release(release, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build source converts the zip the import kept again (checked by its sha256), and the cache verifies the
+    result against the manifest; a kept zip of other bytes is refused, naming both hashes."""
+    zipped, _, stats = release
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TGBHUB_CACHE", str(cache))
+    kept = cache / "downloads" / "tgb" / zipped.name
+    kept.parent.mkdir(parents=True)
+    shutil.copy(zipped, kept)
+    manifest = import_tgb(NAME, cache_dir=cache, expected_stats=stats, offline=True)  # from the kept copy
+    first = tgbhub.load_dataset(f"tgb/{NAME}", cache_dir=cache)
+    shutil.rmtree(cache / "tgb" / NAME / manifest.version)  # the entry is lost, the manifest and the zip are not
+    again = tgbhub.load_dataset(f"tgb/{NAME}", cache_dir=cache, offline=True)
+    assert again.source == "build" and again.digest == first.digest
+    assert (again.negatives("test").negatives == first.negatives("test").negatives).all()
+    shutil.rmtree(cache / "tgb" / NAME / manifest.version)
+    kept.write_bytes(zipped.read_bytes() + b"\0")
+    with pytest.raises(tgbhub.SourceUnavailableError, match="was imported from a zip with sha256"):
+        tgbhub.load_dataset(f"tgb/{NAME}", cache_dir=cache, offline=True)

@@ -179,16 +179,6 @@ def test_a_tgb_dataset_not_imported_here_says_how(tmp_path: Path) -> None:
         tgbhub.load_dataset("tgb/tgbl-wikki", cache_dir=tmp_path)
 
 
-def test_a_parser_not_implemented_yet_says_so(tmp_path: Path) -> None:
-    """tgbl-flight's py-tgb parser (callsign encoding, local-time dates) is not implemented: refused by name."""
-    release = tmp_path / "tgbl-flight-v2.zip"
-    with zipfile.ZipFile(release, "w") as archive:
-        for member in catalogue.entry("tgbl-flight").files.values():
-            archive.writestr(member, "day,src,dst,callsign,typecode\n")
-    with pytest.raises(GenerationError, match="'opensky' parser is not implemented"):
-        import_tgb("tgbl-flight", release, cache_dir=tmp_path / "cache")
-
-
 def test_cli_import_prints_the_card(release, tmp_path: Path, small_published: None,
                                     capsys: pytest.CaptureFixture[str]) -> None:
     import json

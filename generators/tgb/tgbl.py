@@ -9,7 +9,14 @@ What py-tgb's loader does to the files (spec ``tgb.md`` §1.3, §2.1, §4.1; che
   columns 4 onwards (float64, exactly as parsed); column 3 (the state label) is not read.
 - parser ``stablecoin`` (tgbl-coin, tgbl-review) and ``reddit-comments`` (tgbl-comment): raw text ids renumbered in
   order of first appearance (source before destination, row by row), features as :func:`_stablecoin` and
-  :func:`_comments` say, py-tgb's quirks included; tgbl-flight's parser is not implemented yet.
+  :func:`_comments` say, py-tgb's quirks included.
+- parser ``opensky`` (tgbl-flight, py-tgb's ``csv_to_pd_data``): ``day, src, dst, callsign, typecode``; Unix-second
+  timestamps (TGB's v2 release) as ``int(float(int(ts)))``; airport codes renumbered by first appearance; the 16
+  edge features encode callsign and typecode character by character (see :func:`_opensky`). A release with date
+  strings, or a callsign longer than 8 characters (py-tgb itself fails on it), is refused. py-tgb also reads
+  ``airport_node_feat_v2.csv`` into ``node_feat`` (``process_node_feat``: one-hot airport type and continent, the
+  encoded ISO region, longitude and latitude); those node features are NOT imported by this tgbhub (the release
+  must hold the file, as the catalogue lists it, but only the edges and the negatives are stored).
 - the split is py-tgb's: ``val_time, test_time = np.quantile(t, [0.70, 0.85])``, train ``t <= val_time``, val
   ``val_time < t <= test_time``, test ``t > test_time`` (ties go to the earlier split);
 - the negatives: for every val/test edge ``(s, d, t)`` the array stored under that key (keys collapse duplicate
@@ -26,6 +33,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .release import Release, read_csv
 from tgbhub.errors import GenerationError
@@ -101,11 +111,85 @@ def _comments(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]:
             "edge_feat": np.column_stack([words, words, score])}
 
 
+def _opensky(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]:
+    """py-tgb's ``csv_to_pd_data`` (tgbl-flight): ``day, src, dst, callsign, typecode`` by position.
+
+    - ``day``: py-tgb looks at the first value only: all digits -> Unix timestamps, ``float(int(ts))`` (v2 release);
+      otherwise ``datetime.strptime(ts, "%Y-%m-%d").timestamp()``, which reads the date in the machine's local time
+      zone: not reproducible, so refused.
+    - ``src``/``dst``: raw airport codes renumbered by first appearance; the weights are all 1 (not stored).
+    - features: callsign padded with ``!`` to 8 characters (an empty one is ``!!!!!!!!``; a longer one makes py-tgb
+      fail, since its row gets more than 16 values: refused), typecode padded to 8 (``!!!!!!!!`` when empty or longer
+      than 8), concatenated, each character ``convert_str2int``-ed: a digit -> its value, ``!`` -> -1, anything else
+      -> ``ord(c.upper()) - 44 + 9``; float32 values (all small integers) stored as float64 ``[E, 16]``.
+
+    Raises:
+        GenerationError: for date-string timestamps, a callsign of more than 8 characters, or a malformed CSV.
+    """
+    if len(columns) < 5:
+        raise GenerationError(f"{member}: {len(columns)} columns; expected day, src, dst, callsign, typecode")
+    days = pa.array(columns[0], type=pa.string())
+    if len(days) and not str(days[0].as_py()).isdigit():
+        raise GenerationError(
+            f"{member}: the timestamps are date strings ({days[0].as_py()!r}), not Unix seconds; py-tgb converts them "
+            "with datetime.strptime(ts, '%Y-%m-%d').timestamp(), i.e. in the local time zone of the machine that "
+            "loads them, which is not reproducible. TGB's v2 release of tgbl-flight ships Unix timestamps: import "
+            "that release")
+    try:
+        t = pc.cast(days, pa.int64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise GenerationError(f"{member}: column 0 (day) holds a value that is not an integer ({exc})") from exc
+    t = t.astype(np.float64).astype(np.int64)  # py-tgb: float(int(ts)) into a float64 column
+    src, dst = first_appearance(columns[1], columns[2])
+    callsign = pa.array(columns[3], type=pa.string())
+    typecode = pa.array(columns[4], type=pa.string())
+    too_long = np.flatnonzero(pc.greater(pc.utf8_length(callsign), 8).to_numpy(zero_copy_only=False))
+    if len(too_long):
+        row = int(too_long[0])
+        raise GenerationError(
+            f"{member}: row {row} (line {row + 2}) has the callsign {callsign[row].as_py()!r} of more than 8 "
+            f"characters ({len(too_long)} such rows); py-tgb's csv_to_pd_data fails on it (the row encodes to more "
+            "than 16 features), so this is not a release py-tgb can load")
+    typecode = pc.if_else(pc.greater(pc.utf8_length(typecode), 8), "!!!!!!!!", typecode)
+    joined = pc.binary_join_element_wise(pc.utf8_rpad(callsign, width=8, padding="!"),
+                                         pc.utf8_rpad(typecode, width=8, padding="!"), "")
+    return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64),
+            "edge_feat": _encode_characters(joined, member)}
+
+
+def _encode_characters(strings: pa.Array, member: str) -> np.ndarray:
+    """py-tgb's ``convert_str2int`` of strings of 16 characters each, as float64 ``[n, 16]``."""
+    n = len(strings)
+    if n == 0:
+        return np.zeros((0, 16))
+    if bool(pc.all(pc.string_is_ascii(strings)).as_py()):
+        binary = strings.cast(pa.large_binary())  # every string is 16 ASCII bytes: one contiguous block
+        offsets = np.frombuffer(binary.buffers()[1], dtype=np.int64)[binary.offset:binary.offset + n + 1]
+        data = np.frombuffer(binary.buffers()[2], dtype=np.uint8)
+        codes = data[offsets[0]:offsets[-1]].reshape(n, 16).astype(np.int64)
+    else:
+        codes = np.asarray(strings.to_numpy(zero_copy_only=False).astype("U16")).view(np.uint32).reshape(n, 16)
+        codes = codes.astype(np.int64)
+    values = np.where((codes >= ord("a")) & (codes <= ord("z")), codes - 32, codes) - 44 + 9
+    values = np.where((codes >= ord("0")) & (codes <= ord("9")), codes - ord("0"), values)
+    values = np.where(codes == ord("!"), -1, values)
+    for code in np.unique(codes[codes > 127]).tolist():  # py-tgb's rules, character by character
+        char = chr(code)
+        try:
+            value = float(char) if char.isnumeric() else float(ord(char.upper()) - 44 + 9)
+        except (TypeError, ValueError) as exc:
+            raise GenerationError(f"{member}: py-tgb cannot encode the character {char!r} of a callsign or typecode "
+                                  f"({exc})") from exc
+        values[codes == code] = value
+    return values.astype(np.float32).astype(np.float64)
+
+
 #: py-tgb's parser of each tgbl edge list, by the name this project gives it (the catalogue's datasets map to them
-#: in :data:`generators.tgb.artifacts.PARSERS`); tgbl-flight's (local-time date parsing) is not implemented yet
-PARSERS = {"edgelist-wiki": _wiki, "stablecoin": _stablecoin, "reddit-comments": _comments}
-#: the columns each parser reads as raw text ids (py-tgb maps the strings, not numbers)
-STRING_IDS = {"stablecoin": (1, 2), "reddit-comments": (1, 2)}
+#: in :data:`generators.tgb.artifacts.PARSERS`)
+PARSERS = {"edgelist-wiki": _wiki, "stablecoin": _stablecoin, "reddit-comments": _comments, "opensky": _opensky}
+#: the columns each parser reads as text (py-tgb maps the strings, not numbers: raw ids, and flight's day, callsign
+#: and typecode, whose first value decides the timestamp format and whose characters are encoded)
+STRING_IDS = {"stablecoin": (1, 2), "reddit-comments": (1, 2), "opensky": (0, 1, 2, 3, 4)}
 
 
 def _integers(values: np.ndarray, member: str, what: str) -> np.ndarray:

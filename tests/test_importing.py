@@ -17,7 +17,8 @@ import tgbhub
 from tests import tgb_formats as formats
 from tests.servers import MirrorServer, serving
 from tgbhub.errors import DatasetNotFoundError, FetchError, GenerationError, IntegrityError, SubmissionError
-from tgbhub.importing import import_tgb, stored_manifest
+from tgbhub.cache import stored_manifest_path
+from tgbhub.importing import import_tgb
 from tgbhub.tgb import catalogue
 
 NAME = "tgbl-wiki"
@@ -103,7 +104,7 @@ def test_download_from_a_loopback_server_then_offline_from_the_kept_copy(release
     assert kept.read_bytes() == zipped.read_bytes()
     shutil.rmtree(tmp_path / "cache" / "tgb")  # the cache entry is gone; the kept zip serves the next import
     manifest = import_tgb(NAME, cache_dir=tmp_path / "cache", offline=True)
-    assert stored_manifest(tmp_path / "cache", manifest.name, manifest.version).is_file()
+    assert stored_manifest_path(tmp_path / "cache", manifest.name, manifest.version).is_file()
 
 
 def test_truncated_and_corrupt_downloads_are_refused_and_nothing_kept(release, tmp_path: Path,

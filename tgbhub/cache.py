@@ -78,10 +78,19 @@ def _read_marker(folder: Path) -> dict[str, Any] | None:
         return None
 
 
-def _write_atomic_text(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a private temporary file: a reader never sees half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
     temp.write_text(text, encoding="utf-8")
     os.replace(temp, path)
+
+
+def stored_manifest_path(root: Path, name: str, version: str) -> Path:
+    """Where a cache keeps the manifest of a dataset it made itself (a variant built on request, an import):
+    ``<root>/<family>/<name>/<version>.manifest.json``, next to the version's entry."""
+    family, short = name.split("/", 1)
+    return root / family / short / f"{version}.manifest.json"
 
 
 def in_place(entry: FileEntry) -> bool:
@@ -185,7 +194,7 @@ def lookup(manifest: Manifest, root: Path) -> CacheEntry | None:
             marker["columns"][entry.name] = _write_columns(folder, entry, values)
             changed = True
     if changed:
-        _write_atomic_text(folder / MARKER, json.dumps(marker, indent=1))
+        write_text_atomic(folder / MARKER, json.dumps(marker, indent=1))
     return _entry(folder, manifest, marker)
 
 
@@ -215,7 +224,7 @@ def install(manifest: Manifest, root: Path, fetch: Callable[[Path], Fetched]) ->
             marker = _verify_and_move(manifest, fetched, staging, folder)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        _write_atomic_text(folder / MARKER, json.dumps(marker, indent=1))
+        write_text_atomic(folder / MARKER, json.dumps(marker, indent=1))
     return _entry(folder, manifest, marker), True
 
 

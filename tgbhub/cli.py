@@ -388,6 +388,7 @@ def cmd_forecast_stats(args: argparse.Namespace) -> int:
     durations, window sizes; link-forecasting spec §1.3-1.4): a table or JSON, and with --out a JSON and a PNG."""
     from pathlib import Path
 
+    from tgbhub.cache import write_text_atomic
     from tgbhub.errors import MissingExtraError
     from tgbhub.forecasting import diagnostics
 
@@ -400,9 +401,7 @@ def cmd_forecast_stats(args: argparse.Namespace) -> int:
         out = Path(args.out) if args.out else Path(stem)
         out.mkdir(parents=True, exist_ok=True)
         written["json"] = out / f"{stem}.json"
-        partial = out / f".{stem}.json.tmp"
-        partial.write_text(json.dumps(report, indent=1, allow_nan=False) + "\n")
-        os.replace(partial, written["json"])
+        write_text_atomic(written["json"], json.dumps(report, indent=1, allow_nan=False) + "\n")
         try:
             written["plot"] = diagnostics.plot_report(report, out / f"{stem}.png")
         except MissingExtraError as exc:

@@ -12,7 +12,6 @@ ones pin theirs.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -25,12 +24,6 @@ from tgbhub.cache import Fetched
 from tgbhub.errors import DatasetNotFoundError, InvalidNameError, VersionNotFoundError
 from tgbhub.manifest import Manifest, parse_manifest, read_manifest
 from tgbhub.registry import Registry, parse_reference
-
-
-def stored_manifest_path(root: Path, name: str, version: str) -> Path:
-    """Where the cache keeps the manifest of a variant built on request."""
-    family, short = name.split("/", 1)
-    return root / family / short / f"{version}.manifest.json"
 
 
 def variant_on_request(text: str, version: str | None, registry: Registry, root: Path, opener: Any,
@@ -58,7 +51,7 @@ def variant_on_request(text: str, version: str | None, registry: Registry, root:
     wanted = reference.version or DATASET_VERSION
     if wanted != DATASET_VERSION:
         raise VersionNotFoundError(reference.name, wanted, [DATASET_VERSION])
-    stored = stored_manifest_path(root, reference.name, wanted)
+    stored = cache.stored_manifest_path(root, reference.name, wanted)
     if stored.is_file():
         return read_manifest(stored), False
     parent_manifest = registry.resolve(parse_reference(base))  # DatasetNotFoundError names close bases
@@ -80,13 +73,5 @@ def variant_on_request(text: str, version: str | None, registry: Registry, root:
             return Fetched(files={name: staging / name for name in written}, columns=files, rebuilt=True)
 
         cache.install(manifest, root, fetch)
-    _write_atomic(stored, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
+    cache.write_text_atomic(stored, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
     return manifest, True
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """The manifest takes its final name only once complete (a reader never sees half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)

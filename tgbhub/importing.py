@@ -41,12 +41,6 @@ DOWNLOADS = Path("downloads") / FAMILY
 _CHUNK = 1 << 20
 
 
-def stored_manifest(root: Path, name: str, version: str) -> Path:
-    """Where a cache keeps the manifest of a dataset it imported (or built on request)."""
-    family, short = name.split("/", 1)
-    return root / family / short / f"{version}.manifest.json"
-
-
 def stored_versions(root: Path, name: str) -> list[Path]:
     """The manifests a cache keeps for ``name``, oldest version first."""
     from tgbhub.registry import version_key
@@ -109,10 +103,11 @@ def import_tgb(name: str, source: str | os.PathLike[str] | None = None, *,
             steps.step("verified and installed")
     finally:
         steps.close()
-    _write_manifest(stored_manifest(root, manifest.name, manifest.version), document)
+    text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+    cache.write_text_atomic(cache.stored_manifest_path(root, manifest.name, manifest.version), text)
     if manifests is not None:
         family, short = manifest.name.split("/", 1)
-        _write_manifest(Path(manifests) / family / short / f"{manifest.version}.json", document)
+        cache.write_text_atomic(Path(manifests) / family / short / f"{manifest.version}.json", text)
     return manifest
 
 
@@ -124,13 +119,6 @@ def _check_statistics(item: TgbEntry, measured: Mapping[str, Any], published: Ma
                              "; ".join(mismatches),
                              "Nothing was installed. The release is not the one TGB published (another version, a "
                              "partial download, a modified file): download it again from " + item.url)
-
-
-def _write_manifest(path: Path, document: Mapping[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
 
 
 def obtain_release(item: TgbEntry, source: str | os.PathLike[str] | None, root: Path, offline: bool) -> Path:
@@ -208,7 +196,7 @@ def _whole_zip(path: Path) -> bool:
 def load_imported(root: Path, name: str, version: str | None) -> Manifest | None:
     """The manifest of an imported ``name`` (``@version``, else the newest) kept in the cache, or ``None``."""
     if version is not None:
-        path = stored_manifest(root, name, version)
+        path = cache.stored_manifest_path(root, name, version)
         return read_manifest(path) if path.is_file() else None
     kept = stored_versions(root, name)
     return read_manifest(kept[-1]) if kept else None
@@ -231,4 +219,4 @@ def import_advice(name: str) -> str | None:
             f"(downloads {item.url}), or download it yourself and run `tgbhub import tgb {item.name} --from PATH`")
 
 
-__all__ = ["download", "import_advice", "import_tgb", "load_imported", "obtain_release", "stored_manifest"]
+__all__ = ["download", "import_advice", "import_tgb", "load_imported", "obtain_release"]

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from tgbhub.baselines import run_baseline
-from tgbhub.baselines.forecast import score_groups
+from tgbhub.baselines.forecast import MEMORIES, score_groups
 from tgbhub.errors import UnsupportedTaskError
 from tgbhub.evaluate.metrics import grouped_auroc_ap
 from tgbhub.forecasting.windows import batch_index, events, pair_code
@@ -38,6 +38,9 @@ def batch_scores(dataset: Any, model: str, batch_size: int, split: str = "test",
     from tgbhub.generators.forecast.negatives import group_negatives  # numba kernels load on use
     from tgbhub.generators.negatives import stream_key
 
+    if model not in (*MEMORIES, "edgebank-train"):
+        raise UnsupportedTaskError(f"no window-forecasting heuristic {model!r} for the batch protocol; available: "
+                                   f"{', '.join((*MEMORIES, 'edgebank-train'))}")
     ev = events(dataset)
     index = batch_index(ev, split, batch_size)
     key = stream_key(f"{dataset.name}@{dataset.version}|batches-{batch_size}", split, seed)
@@ -46,11 +49,8 @@ def batch_scores(dataset: Any, model: str, batch_size: int, split: str = "test",
     lo, hi = ev.range(split)
     group = index.window_of(np.arange(lo, hi))
     fixed = ev.range("train")[1] if model == "edgebank-train" else None
-    try:
-        pos, neg = score_groups(model, ev, index, ev.pair_codes()[lo:hi], pair_code(neg_src, neg_dst, ev.num_nodes),
-                                group, fixed)
-    except KeyError as exc:
-        raise UnsupportedTaskError(f"no window-forecasting heuristic {model!r} for the batch protocol") from exc
+    pos, neg = score_groups(model, ev, index, ev.pair_codes()[lo:hi], pair_code(neg_src, neg_dst, ev.num_nodes),
+                            group, fixed)
     _, auc, ap = grouped_auroc_ap(group, pos, neg)
     return {"protocol": f"batch b={batch_size}", "batches": len(index), "auc": float(auc.mean()),
             "ap": float(ap.mean())}

@@ -8,13 +8,12 @@ content digest equals the document's (the cache's usual temp -> verify -> rename
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from tgbhub.cache import CacheEntry, Fetched, install, lookup
+from tgbhub.cache import CacheEntry, Fetched, install, lookup, write_text_atomic
 from tgbhub.errors import IntegrityError
 from tgbhub.manifest import Manifest
 from tgbhub.progress import Steps
@@ -112,8 +111,6 @@ def document_on_request(manifest: Manifest, columns: dict[str, dict[str, Any]], 
         steps.step("verified and installed")
     finally:
         steps.close()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(temporary, path)  # the document takes its name only after its artifacts are installed
+    # the document takes its name only after its artifacts are installed
+    write_text_atomic(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     return document

@@ -42,8 +42,8 @@ def _sorted_contains(sorted_codes, code):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _kernel(codes, pairs_by_first, first_pos, groups, pool_end, excl_lo, excl_hi, out_lo, out_hi, num_nodes,
-            symmetric, key):  # pragma: no cover - compiled
+def _kernel(codes, pairs_by_first, first_pos, groups, excl_lo, excl_hi, out_lo, out_hi, num_nodes, symmetric,
+            key):  # pragma: no cover - compiled
     total = 0
     for g in range(groups.shape[0]):
         total += out_hi[g] - out_lo[g]
@@ -59,7 +59,7 @@ def _kernel(codes, pairs_by_first, first_pos, groups, pool_end, excl_lo, excl_hi
             continue
         banned = np.sort(codes[excl_lo[g]:excl_hi[g]])
         usable = 0
-        n_known = np.searchsorted(first_pos, pool_end[g])  # pairs first seen before the range
+        n_known = np.searchsorted(first_pos, excl_lo[g])  # pairs first seen before the range begins
         for p in range(n_known):
             if not _sorted_contains(banned, pairs_by_first[p]):
                 pool[usable] = pairs_by_first[p]
@@ -135,8 +135,7 @@ def group_negatives(codes: np.ndarray, t: np.ndarray, groups: np.ndarray, lo: np
     possible = n * (n - 1) // 2 if symmetric else n * (n - 1)
     if possible <= 0 and bool(filled.any()):
         raise ValueError(f"a graph of {n} node(s) has no pair to draw a negative from")
-    # the pool ends where the exclusion range begins: pairs first seen strictly before the group's first time
     neg, fill = _kernel(np.asarray(codes, dtype=np.int64), pairs.astype(np.int64), first,
-                        np.asarray(groups, dtype=np.int64), excl_lo, excl_lo, excl_hi, lo, hi, n, bool(symmetric),
+                        np.asarray(groups, dtype=np.int64), excl_lo, excl_hi, lo, hi, n, bool(symmetric),
                         np.uint64(key))
     return (neg // n).astype(np.int32), (neg % n).astype(np.int32), fill

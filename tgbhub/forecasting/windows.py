@@ -98,14 +98,16 @@ def events(dataset: Any) -> Events:
     symmetric = bool(manifest.graph.get("symmetric", False))
     keep = src <= dst if symmetric else None
     rows = np.flatnonzero(keep) if keep is not None else np.arange(len(t), dtype=np.int64)
-    before = np.zeros(len(t) + 1, dtype=np.int64)  # events among the first r rows
-    np.cumsum(keep if keep is not None else np.ones(len(t), dtype=bool), out=before[1:])
+    if keep is not None:
+        before = np.zeros(len(t) + 1, dtype=np.int64)  # events among the first r rows
+        np.cumsum(keep, out=before[1:])
     unit = manifest.split_unit
     splits: dict[str, tuple[int, int]] = {}
     snapshots: dict[str, tuple[int, int]] = {}
     for name, (start, stop) in manifest.splits.items():
         row_lo, row_hi = (start, stop) if unit == "row" else np.searchsorted(t, [start, stop])
-        splits[name] = (int(before[row_lo]), int(before[row_hi]))
+        # every row is an event of a directed graph: the row range is the event range
+        splits[name] = (int(before[row_lo]), int(before[row_hi])) if keep is not None else (int(row_lo), int(row_hi))
         if unit == "snapshot":
             snapshots[name] = (int(start), int(stop))
     discrete = unit == "snapshot" and np.issubdtype(t.dtype, np.integer)

@@ -91,12 +91,18 @@ def test_evaluators_agree_and_ours_refuses_nan(release, tmp_path: Path) -> None:
         ds.get_evaluator("ranking").evaluate({**submission, "pos_score": pos})
 
 
-def test_download_from_a_loopback_server_then_offline_from_the_kept_copy(release, tmp_path: Path,
+@pytest.fixture
+def served(release, tmp_path: Path) -> Path:
+    """A folder holding the release zip, for a loopback MirrorServer to serve."""
+    folder = tmp_path / "served"
+    folder.mkdir()
+    shutil.copy(release[0], folder / release[0].name)
+    return folder
+
+
+def test_download_from_a_loopback_server_then_offline_from_the_kept_copy(release, served: Path, tmp_path: Path,
                                                                          small_published: None) -> None:
     zipped, _, _ = release
-    served = tmp_path / "served"
-    served.mkdir()
-    shutil.copy(zipped, served / zipped.name)
     with serving(MirrorServer(served)) as server:
         import_tgb(NAME, f"{server.url}/{zipped.name}", cache_dir=tmp_path / "cache")
         assert server.gets[f"/{zipped.name}"] == 1
@@ -107,12 +113,9 @@ def test_download_from_a_loopback_server_then_offline_from_the_kept_copy(release
     assert stored_manifest_path(tmp_path / "cache", manifest.name, manifest.version).is_file()
 
 
-def test_truncated_and_corrupt_downloads_are_refused_and_nothing_kept(release, tmp_path: Path,
+def test_truncated_and_corrupt_downloads_are_refused_and_nothing_kept(release, served: Path, tmp_path: Path,
                                                                       small_published: None) -> None:
     zipped, _, _ = release
-    served = tmp_path / "served"
-    served.mkdir()
-    shutil.copy(zipped, served / zipped.name)
     cache = tmp_path / "cache"
     with serving(MirrorServer(served)) as server:
         server.truncate.add(f"/{zipped.name}")

@@ -104,3 +104,20 @@ def load_pickle(data: bytes, member: str) -> dict[Any, Any]:
     if not isinstance(loaded, dict):
         raise GenerationError(f"{member}: holds a {type(loaded).__name__}, not the dict of negatives TGB writes")
     return loaded
+
+
+def first_appearance(heads: pa.Array, tails: pa.Array, known: pa.Array | None = None
+                     ) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """py-tgb's numbering of raw ids (strings or integers): by first appearance, row by row, the head before the
+    tail; ids in ``known`` (a previous numbering's dictionary) keep theirs. Returns head ids, tail ids (int64) and
+    the dictionary (raw id of every number)."""
+    n = len(heads)
+    order = np.empty(2 * n, dtype=np.int64)
+    order[0::2], order[1::2] = np.arange(n), np.arange(n) + n
+    stream = pa.concat_arrays([heads, tails]).take(pa.array(order))
+    skip = 0 if known is None else len(known)
+    if known is not None:
+        stream = pa.concat_arrays([known.cast(stream.type), stream])
+    encoded = stream.dictionary_encode()
+    codes = encoded.indices.to_numpy().astype(np.int64)[skip:]
+    return codes[0::2], codes[1::2], encoded.dictionary

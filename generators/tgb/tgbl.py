@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .release import Release, read_csv
+from .release import Release, first_appearance, read_csv
 from tgbhub.errors import GenerationError
 
 SPLITS = ("train", "val", "test")
@@ -72,16 +72,10 @@ def _wiki(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]:
     return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64), "edge_feat": features}
 
 
-def first_appearance(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """py-tgb's reindexing of raw ids (strings or numbers): in order of first appearance, row by row, the source
-    before the destination (vectorised: the first position of each raw id in the interleaved stream)."""
-    stream = np.empty(2 * len(src), dtype=object)
-    stream[0::2], stream[1::2] = src, dst
-    raw, first, inverse = np.unique(stream.astype(str), return_index=True, return_inverse=True)
-    rank = np.empty(len(raw), dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(len(raw))
-    ids = rank[inverse.ravel()]
-    return ids[0::2], ids[1::2]
+def _renumbered(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Raw text ids renumbered by :func:`generators.tgb.release.first_appearance` (py-tgb's dict, vectorised)."""
+    heads, tails, _ = first_appearance(pa.array(src), pa.array(dst))
+    return heads, tails
 
 
 def _stablecoin(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]:
@@ -89,7 +83,7 @@ def _stablecoin(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]
     a weight of 0 becomes 1, then log2 (for review too: the same parser); the one edge feature is that log2 weight."""
     if len(columns) < 4:
         raise GenerationError(f"{member}: {len(columns)} columns; expected time, src, dst, weight")
-    src, dst = first_appearance(columns[1], columns[2])
+    src, dst = _renumbered(columns[1], columns[2])
     weight = np.asarray(columns[3], dtype=np.float64)
     weight = np.log2(np.where(weight == 0, 1.0, weight))
     t = _integers(columns[0], member, "column 0 (time)")
@@ -103,7 +97,7 @@ def _comments(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]:
     fills both with ``num_words / 5000`` (a 1-vector broadcast into 2), then appends the score as the weight."""
     if len(columns) < 5:
         raise GenerationError(f"{member}: {len(columns)} columns; expected ts, src, dst, num_words, score")
-    src, dst = first_appearance(columns[1], columns[2])
+    src, dst = _renumbered(columns[1], columns[2])
     words = _integers(columns[3], member, "column 3 (num_words)") / 5000
     score = _integers(columns[4], member, "column 4 (score)").astype(np.float64)
     t = _integers(columns[0], member, "column 0 (ts)")
@@ -140,7 +134,7 @@ def _opensky(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]:
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise GenerationError(f"{member}: column 0 (day) holds a value that is not an integer ({exc})") from exc
     t = t.astype(np.float64).astype(np.int64)  # py-tgb: float(int(ts)) into a float64 column
-    src, dst = first_appearance(columns[1], columns[2])
+    src, dst = _renumbered(columns[1], columns[2])
     callsign = pa.array(columns[3], type=pa.string())
     typecode = pa.array(columns[4], type=pa.string())
     too_long = np.flatnonzero(pc.greater(pc.utf8_length(callsign), 8).to_numpy(zero_copy_only=False))

@@ -57,7 +57,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
-from .release import Release, load_pickle
+from .release import Release, first_appearance, load_pickle
 from .tgbl import SPLITS, split_rows, time_order
 from ..manifests import parquet_record_set
 from ..ranking import negatives_file, ranking_submission
@@ -120,23 +120,6 @@ def columns_at_least(columns: list[pa.Array], count: int, member: str, expected:
     """Raises GenerationError if the CSV has fewer than ``count`` columns."""
     if len(columns) < count:
         raise GenerationError(f"{member}: {len(columns)} columns; expected {expected}")
-
-
-def first_appearance(heads: pa.Array, tails: pa.Array, known: pa.Array | None = None
-                     ) -> tuple[np.ndarray, np.ndarray, pa.Array]:
-    """py-tgb's numbering of raw ids (strings or integers): by first appearance, row by row, the head before the
-    tail; ids in ``known`` (a previous numbering's dictionary) keep theirs. Returns head ids, tail ids (int64) and
-    the dictionary (raw id of every number)."""
-    n = len(heads)
-    order = np.empty(2 * n, dtype=np.int64)
-    order[0::2], order[1::2] = np.arange(n), np.arange(n) + n
-    stream = pa.concat_arrays([heads, tails]).take(pa.array(order))
-    skip = 0 if known is None else len(known)
-    if known is not None:
-        stream = pa.concat_arrays([known.cast(stream.type), stream])
-    encoded = stream.dictionary_encode()
-    codes = encoded.indices.to_numpy().astype(np.int64)[skip:]
-    return codes[0::2], codes[1::2], encoded.dictionary
 
 
 def parse_quadruples(release: Release, member: str, parser: str) -> dict[str, Any]:

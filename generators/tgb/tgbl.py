@@ -23,6 +23,11 @@ What py-tgb's loader does to the files (spec ``tgb.md`` §1.3, §2.1, §4.1; che
   edges, so duplicates share their negatives), converted to ``int32 [n, q]`` padded with -1 plus ``count`` (a
   ragged release, e.g. 998 negatives for a few queries of tgbl-wiki, keeps its exact counts).
 
+Files: ``edges.parquet`` (``t`` int64 in the release's unit, ``src``/``dst`` int32 py-tgb ids, ``edge_id`` int64 =
+the row's position in the release CSV, ``edge_feat`` a fixed-size list of float64, exactly as parsed), and
+``negatives-val.parquet`` / ``negatives-test.parquet`` in the ranking task's layout (one query per edge of the split:
+``t, src, dst``, ``negatives`` int32 ``[n, q]`` padded with -1, ``count``).
+
 Rows are stored in time order; a release whose CSV is not (coin and flight were not before their v2) is sorted
 stably and ``edge_id`` keeps each row's position in the CSV, the id py-tgb's ``edge_idxs`` counts from.
 """
@@ -30,17 +35,30 @@ stably and ``edge_id`` keeps each row's position in the CSV, the id py-tgb's ``e
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pyarrow.compute as pc
 
-from .release import Release, first_appearance, read_csv
+from .release import Release, first_appearance, load_pickle, read_csv
+from ..manifests import parquet_record_set
+from ..ranking import negatives_file, ranking_submission, write_negatives
 from tgbhub.errors import GenerationError
 
 SPLITS = ("train", "val", "test")
+EDGES_FILE = "edges.parquet"
+#: which py-tgb parser reads each dataset's edge list (py-tgb dispatches on the name; we declare it as data)
+DATASET_PARSERS = {**{name: "edgelist-wiki" for name in ("tgbl-wiki", "tgbl-subreddit", "tgbl-uci", "tgbl-enron",
+                                                 "tgbl-lastfm")},
+           "tgbl-coin": "stablecoin", "tgbl-review": "stablecoin", "tgbl-comment": "reddit-comments",
+           "tgbl-flight": "opensky"}
+#: the first ``edge_idxs`` py-tgb gives each parser's rows (``edge_id`` stores 0-based CSV positions)
+EDGE_IDXS_START = {"edgelist-wiki": 0, "stablecoin": 1, "reddit-comments": 1, "opensky": 1}
+
 
 
 def parse_edges(release: Release, files: Mapping[str, str], parser: str) -> dict[str, np.ndarray]:
@@ -240,3 +258,78 @@ def measured_stats(edges: Mapping[str, np.ndarray], splits: Mapping[str, tuple[i
     return {"num_nodes": int(len(nodes)), "num_edges": int(len(edges["t"])),
             "num_timestamps": int(len(np.unique(edges["t"]))), "edge_feat_dim": int(edges["edge_feat"].shape[1]),
             "split_edges": {name: int(hi - lo) for name, (lo, hi) in splits.items()}}
+
+
+def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]]:
+    """The dataset's files (name -> columns) from an opened release, and what was measured on the way (``splits``,
+    ``measured``, ``num_nodes``, ``reordered_rows``, ``parser``, ...).
+
+    Raises:
+        GenerationError: for a dataset family or parser this tgbhub cannot import yet, or a release that does not
+            fit py-tgb's layout (naming the file and the problem).
+    """
+    parser = DATASET_PARSERS.get(entry.name, "unknown")
+    edges, reordered = time_order(parse_edges(release, entry.files, parser))
+    splits = split_rows(edges["t"], float(entry.split["val"]), float(entry.split["test"]))
+    files: dict[str, dict[str, np.ndarray]] = {EDGES_FILE: {
+        "t": edges["t"], "src": edges["src"].astype(np.int32), "dst": edges["dst"].astype(np.int32),
+        "edge_id": edges["edge_id"], "edge_feat": edges["edge_feat"]}}
+    for split in SPLITS[1:]:
+        member = entry.files[f"{split}_ns"]
+        table = load_pickle(release.read(member), member)
+        lo, hi = splits[split]
+        files[negatives_file(split)] = convert_negatives(table, edges["t"][lo:hi], edges["src"][lo:hi],
+                                                         edges["dst"][lo:hi], member)
+    info = {"splits": splits, "reordered_rows": reordered, "parser": parser,
+            "measured": measured_stats(edges, splits),
+            "num_nodes": int(max(edges["src"].max(), edges["dst"].max())) + 1 if len(edges["t"]) else 0}
+    return files, info
+
+
+def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path) -> dict[str, Path]:
+    """Write the files into ``folder`` (zstd Parquet, no timestamps: byte-stable)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    edges = files[EDGES_FILE]
+    features = np.ascontiguousarray(edges["edge_feat"], dtype=np.float64)
+    columns = [pa.array(edges["t"]), pa.array(edges["src"]), pa.array(edges["dst"]), pa.array(edges["edge_id"]),
+               pa.FixedSizeListArray.from_arrays(pa.array(features.reshape(-1)), features.shape[1])]
+    table = pa.Table.from_arrays(columns, names=["t", "src", "dst", "edge_id", "edge_feat"])
+    pq.write_table(table, folder / EDGES_FILE, compression="zstd", row_group_size=1 << 20, write_statistics=True)
+    for name, negatives in files.items():
+        if name != EDGES_FILE:
+            write_negatives(negatives, folder / name)
+    return {name: folder / name for name in files}
+
+
+def _ranking_task(entry: Any, splits: list[str]) -> dict[str, Any]:
+    return {
+        "name": "ranking", "type": "one-vs-many-ranking", "report_split": "test",
+        "query": "one per edge of the split, in stored order: rank dst among the query's negatives as destinations "
+                 "of src at t (TGB's one-vs-many link prediction)",
+        "history": "every edge before the query's time (train, val and earlier test edges), as TGB's examples use",
+        "negatives": {"strategy": f"TGB's published {entry.ns_strategy} negatives (py-tgb {entry.name}), converted: "
+                                  f"q={entry.q} in the generation script, seed {entry.ns_seed}, historical share "
+                                  f"{entry.hist_ratio}",
+                      "padding": "-1 after the first count[i] entries (a ragged release keeps its exact counts)",
+                      "files": {split: negatives_file(split) for split in splits}},
+        "metrics": ["mrr", "hits@1", "hits@3", "hits@10"], "ks": [1, 3, 10],
+        "tie_rule": "average rank: 1 + (#negatives > pos + #negatives >= pos) / 2 (TGB's Evaluator, OGB)",
+        "submission": ranking_submission()}
+
+
+def describe(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]], info: Mapping[str, Any]) -> dict[str, Any]:
+    """The family-specific parts of a tgbl dataset's manifest: ``graph``, ``tasks`` and ``record_sets``."""
+    edges = files[EDGES_FILE]
+    splits = [split for split in SPLITS[1:] if negatives_file(split) in files]
+    record_sets = [parquet_record_set("edges", EDGES_FILE, "The release's edges in time order: py-tgb's node ids, "
+                                      "the timestamp as an integer, the CSV row (edge_id) and the edge features.",
+                                      edges)]
+    record_sets += [parquet_record_set(f"negatives-{split}", negatives_file(split), f"TGB's {split} negatives, one "
+                                       "row per edge of the split, -1 padded after count.",
+                                       files[negatives_file(split)]) for split in splits]
+    graph = {"kind": "temporal-graph", "time": "continuous", "time_unit": entry.time_unit or "second",
+             "directed": bool(entry.directed) if entry.directed is not None else True, "symmetric": False,
+             "num_nodes": info["num_nodes"], "edges_file": EDGES_FILE,
+             "node_features": "none", "edge_features": f"float64[{edges['edge_feat'].shape[1]}] (edge_feat)",
+             "pytgb_edge_idxs_start": EDGE_IDXS_START.get(info["parser"], 0)}
+    return {"graph": graph, "tasks": [_ranking_task(entry, splits)], "record_sets": record_sets}

@@ -15,7 +15,7 @@ Correctness rule, in every branch: a negative is never a true destination of the
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numba
 import numpy as np
@@ -221,27 +221,83 @@ def hist_rnd(t: np.ndarray, src: np.ndarray, dst: np.ndarray, history: tuple[np.
                             np.uint64(key))
 
 
-def time_filtered(t: np.ndarray, src: np.ndarray, rel: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, ...]:
+def time_filtered(t: np.ndarray, src: np.ndarray, rel: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """TGB's TKG 1-vs-all filter sets: per query ``(t, s, r)``, every true object at that same ``t``.
 
-    Returns ``(offsets [n + 1], indices)`` CSR over the queries in input order, each set sorted (the query's own
-    answer included; the evaluator skips it). Facts true at other times are not filtered (time-aware filtering).
+    Returns ``(offsets [n + 1], indices)`` CSR over the queries in input order, each set sorted and without repeats
+    (the query's own answer included; the evaluator skips it). Facts true at other times are not filtered
+    (time-aware filtering). Queries sharing ``(t, s, r)`` share their set.
     """
     t, src, rel, dst = (np.asarray(a, dtype=np.int64) for a in (t, src, rel, dst))
+    n = len(t)
     order = np.lexsort((dst, rel, src, t))
     keys = np.stack([t[order], src[order], rel[order]])
-    change = np.ones(len(t), dtype=bool)
-    change[1:] = (keys[:, 1:] != keys[:, :-1]).any(axis=0)
-    starts = np.flatnonzero(change)
-    ends = np.append(starts[1:], len(t))
-    group = np.empty(len(t), dtype=np.int64)
-    group[order] = np.cumsum(change) - 1
-    sizes = (ends - starts)[group]
-    offsets = np.zeros(len(t) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
+    new_key = np.ones(n, dtype=bool)
+    new_key[1:] = (keys[:, 1:] != keys[:, :-1]).any(axis=0)
     sorted_dst = dst[order]
-    take = np.concatenate([np.arange(starts[g], ends[g]) for g in group]) if len(t) else np.empty(0, np.int64)
-    return offsets, sorted_dst[take]
+    new_member = new_key.copy()
+    new_member[1:] |= sorted_dst[1:] != sorted_dst[:-1]  # a repeated (t, s, r, d) row adds no member
+    key_of_sorted = np.cumsum(new_key) - 1
+    key_offsets = np.zeros(int(new_key.sum()) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key_of_sorted[new_member], minlength=len(key_offsets) - 1), out=key_offsets[1:])
+    key = np.empty(n, dtype=np.int64)
+    key[order] = key_of_sorted
+    sizes = key_offsets[key + 1] - key_offsets[key]
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    # query i's set is its key's run of members: gather every run at once, no Python loop over queries
+    positions = np.repeat(key_offsets[key] - offsets[:-1], sizes) + np.arange(offsets[-1])
+    return offsets, sorted_dst[new_member][positions]
+
+
+def _conflicts(t: np.ndarray, src: np.ndarray, rel: np.ndarray,
+               dst: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per query the ``[lo, hi)`` of its conflict set (the true objects of its ``(t, src, rel)``) in the returned
+    array of destinations (see :func:`_groups`)."""
+    rel = np.asarray(rel, dtype=np.int64)
+    group = np.asarray(t, dtype=np.int64) * (int(rel.max(initial=0)) + 1) + rel
+    return _groups(group, np.asarray(src), np.asarray(dst))
+
+
+@dataclass(frozen=True)
+class Pools:
+    """The candidate pool of every query, as CSR: pool ``p`` is ``indices[offsets[p]:offsets[p + 1]]`` (node ids,
+    sorted, without repeats) and query ``i`` draws from pool ``pool_of[i]``. Built by :func:`relation_pools` and
+    :func:`type_pools`; drawing (:func:`dst_time_filtered`, :func:`node_type_filtered`) and checking negatives that
+    were drawn elsewhere (:func:`audit_pooled`) use the same pools."""
+
+    offsets: np.ndarray
+    indices: np.ndarray
+    pool_of: np.ndarray
+
+    @classmethod
+    def grouped(cls, owner: np.ndarray, members: np.ndarray, wanted: np.ndarray, pool_key: np.ndarray) -> Pools:
+        """Pools from ``(owner, member)`` pairs sorted by owner then member (owners all in ``wanted``, sorted and
+        distinct); query ``i`` gets the pool of ``pool_key[i]``, an empty one where no pair has that owner."""
+        offsets = np.append(np.searchsorted(owner, wanted), len(owner)).astype(np.int64)
+        return cls(offsets, members.astype(np.int64), np.searchsorted(wanted, pool_key).astype(np.int64))
+
+
+def relation_pools(rel: np.ndarray, all_rel: np.ndarray, all_dst: np.ndarray) -> Pools:
+    """TGB's ``dst-time-filtered`` pools (wikidata): query ``i``'s pool is every object seen with its relation
+    ``rel[i]`` in ``(all_rel, all_dst)`` (TGB: the whole dataset, every split, inverse edges included)."""
+    rel, all_rel, all_dst = (np.asarray(a, dtype=np.int64) for a in (rel, all_rel, all_dst))
+    wanted = np.unique(rel)
+    keep = np.isin(all_rel, wanted)
+    width = int(all_dst.max(initial=-1)) + 1
+    pairs = np.unique(all_rel[keep] * width + all_dst[keep])
+    owner, members = np.divmod(pairs, max(width, 1))
+    return Pools.grouped(owner, members, wanted, rel)
+
+
+def type_pools(dst: np.ndarray, node_type: np.ndarray) -> Pools:
+    """TGB's ``node-type-filtered`` pools (THG): query ``i``'s pool is every node of its true destination's type."""
+    node_type = np.asarray(node_type, dtype=np.int64)
+    wanted_type = node_type[np.asarray(dst, dtype=np.int64)]
+    wanted = np.unique(wanted_type)
+    members = np.flatnonzero(np.isin(node_type, wanted))
+    members = members[np.argsort(node_type[members], kind="stable")]  # by type, ids ascending within a type
+    return Pools.grouped(node_type[members], members, wanted, wanted_type)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -281,42 +337,95 @@ def _pool_kernel(queries, src, group_lo, group_hi, conflict, pool_offsets, pool_
     return out, count
 
 
-def _pooled(t, src, dst, group_key, pools: Mapping[int, np.ndarray], pool_key, num_nodes, q, key, fill_outside):
-    lo, hi, conflict = _groups(np.asarray(group_key), np.asarray(src), np.asarray(dst))
-    ids = sorted(pools)
-    position = {p: j for j, p in enumerate(ids)}
-    offsets = np.zeros(len(ids) + 1, dtype=np.int64)
-    np.cumsum([len(pools[p]) for p in ids], out=offsets[1:])
-    indices = np.concatenate([np.asarray(pools[p], dtype=np.int64) for p in ids]) if ids else np.empty(0, np.int64)
-    pool_of = np.array([position[int(k)] for k in pool_key], dtype=np.int64)
-    queries = np.arange(len(t), dtype=np.int64)
-    return _pool_kernel(queries, np.asarray(src, dtype=np.int64), lo, hi, conflict, offsets, indices, pool_of,
-                        int(num_nodes), int(q), np.uint64(key), fill_outside)
+def _pooled(t: np.ndarray, src: np.ndarray, rel: np.ndarray, dst: np.ndarray, pools: Pools, num_nodes: int, q: int,
+            key: np.uint64, fill_outside: bool) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi, conflict = _conflicts(t, src, rel, dst)
+    queries = np.arange(len(lo), dtype=np.int64)
+    return _pool_kernel(queries, np.asarray(src, dtype=np.int64), lo, hi, conflict, pools.offsets, pools.indices,
+                        pools.pool_of, int(num_nodes), int(q), np.uint64(key), fill_outside)
 
 
 def dst_time_filtered(t: np.ndarray, src: np.ndarray, rel: np.ndarray, dst: np.ndarray, all_rel: np.ndarray,
                       all_dst: np.ndarray, num_nodes: int, q: int, key: np.uint64) -> tuple[np.ndarray, np.ndarray]:
     """TGB's TKG 1-vs-q (wikidata) negatives: objects ever seen with the query's relation, minus conflicts.
 
-    Per query ``(t, s, r, d)``: the pool is every object seen with ``r`` in ``(all_rel, all_dst)``, minus the
-    conflict set (true objects of ``(t, s, r)``) and ``s``; ``q`` are drawn without replacement. A short pool is
-    filled from the remaining nodes, excluding the conflict set (TGB's fallback could draw true answers).
+    Per query ``(t, s, r, d)``: the pool is every object seen with ``r`` in ``(all_rel, all_dst)``
+    (:func:`relation_pools`), minus the conflict set (true objects of ``(t, s, r)``) and ``s``; ``q`` are drawn
+    without replacement. A short pool is filled from the remaining nodes, excluding the conflict set (TGB's fallback
+    could draw true answers).
     """
-    rel = np.asarray(rel, dtype=np.int64)
-    pools = {int(r): np.unique(np.asarray(all_dst)[np.asarray(all_rel) == r]) for r in np.unique(rel)}
-    group = np.asarray(t, dtype=np.int64) * (int(rel.max(initial=0)) + 1) + rel
-    return _pooled(group, src, dst, group, pools, rel, num_nodes, q, key, True)
+    return _pooled(t, src, rel, dst, relation_pools(rel, all_rel, all_dst), num_nodes, q, key, True)
 
 
 def node_type_filtered(t: np.ndarray, src: np.ndarray, rel: np.ndarray, dst: np.ndarray, node_type: np.ndarray,
                        q: int, key: np.uint64) -> tuple[np.ndarray, np.ndarray]:
-    """TGB's THG negatives: ``q`` nodes of the true destination's type, minus the conflict set of ``(t, s, r)``.
+    """TGB's THG negatives: ``q`` nodes of the true destination's type (:func:`type_pools`), minus the conflict set
+    of ``(t, s, r)``.
 
     Never falls back outside the type: a short pool gives a short, ``-1``-padded row.
     """
-    node_type = np.asarray(node_type, dtype=np.int64)
-    rel = np.asarray(rel, dtype=np.int64)
-    wanted = node_type[np.asarray(dst, dtype=np.int64)]
-    pools = {int(k): np.flatnonzero(node_type == k) for k in np.unique(wanted)}
-    group = np.asarray(t, dtype=np.int64) * (int(rel.max(initial=0)) + 1) + rel
-    return _pooled(group, src, dst, group, pools, wanted, len(node_type), q, key, False)
+    return _pooled(t, src, rel, dst, type_pools(dst, node_type), len(node_type), q, key, False)
+
+
+@dataclass(frozen=True)
+class PoolAudit:
+    """What :func:`audit_pooled` found, one entry per query: negatives outside the query's pool, negatives in its
+    conflict set (its own destination included), whether its own destination is among them, and how many pool
+    nodes the conflict set leaves (``pool_left``; below the number of negatives: the pool was short)."""
+
+    outside_pool: np.ndarray
+    in_conflict_set: np.ndarray
+    holds_dst: np.ndarray
+    pool_left: np.ndarray
+
+
+@numba.njit(cache=True, nogil=True)
+def _audit_kernel(negatives, count, dst, order, group_lo, group_hi, conflict, pool_offsets, pool_indices, pool_of,
+                  num_nodes):  # pragma: no cover - compiled
+    """:class:`PoolAudit`'s arrays; queries visited in ``order`` (by pool), so each pool is stamped once."""
+    n = negatives.shape[0]
+    outside = np.zeros(n, dtype=np.int64)
+    clashing = np.zeros(n, dtype=np.int64)
+    holds = np.zeros(n, dtype=np.bool_)
+    left = np.zeros(n, dtype=np.int64)
+    in_pool = np.zeros(num_nodes, dtype=np.int64)  # stamp: pool id + 1 (queries come grouped by pool)
+    banned = np.zeros(num_nodes, dtype=np.int64)   # stamp: query + 1
+    current = -1
+    for k in range(n):
+        i = order[k]
+        p = pool_of[i]
+        if p != current:
+            for h in range(pool_offsets[p], pool_offsets[p + 1]):
+                in_pool[pool_indices[h]] = p + 1
+            current = p
+        blocked = 0
+        for c in range(group_lo[i], group_hi[i]):
+            v = conflict[c]
+            if banned[v] != i + 1:
+                banned[v] = i + 1
+                if in_pool[v] == p + 1:
+                    blocked += 1
+        left[i] = pool_offsets[p + 1] - pool_offsets[p] - blocked
+        for j in range(count[i]):
+            v = negatives[i, j]
+            inside = 0 <= v < num_nodes
+            if not inside or in_pool[v] != p + 1:
+                outside[i] += 1
+            if inside and banned[v] == i + 1:
+                clashing[i] += 1
+            if v == dst[i]:
+                holds[i] = True
+    return outside, clashing, holds, left
+
+
+def audit_pooled(negatives: np.ndarray, count: np.ndarray, t: np.ndarray, src: np.ndarray, rel: np.ndarray,
+                 dst: np.ndarray, pools: Pools, num_nodes: int) -> PoolAudit:
+    """Check 1-vs-q negatives drawn elsewhere (TGB's pickles) against the rules the samplers here draw by: per query
+    ``i`` (``t, src, rel, dst``; negatives ``negatives[i, :count[i]]``), how many lie outside its pool ``pools``
+    and how many in its conflict set (every true object of ``(t, src, rel)`` among the queries). Linear in the
+    negatives plus the pools' sizes; never builds a ``[n, q]`` boolean matrix."""
+    lo, hi, conflict = _conflicts(t, src, rel, dst)
+    order = np.argsort(pools.pool_of, kind="stable")
+    found = _audit_kernel(np.asarray(negatives), np.asarray(count, dtype=np.int64), np.asarray(dst, dtype=np.int64),
+                          order, lo, hi, conflict, pools.offsets, pools.indices, pools.pool_of, int(num_nodes))
+    return PoolAudit(*found)

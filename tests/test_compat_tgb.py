@@ -159,6 +159,35 @@ def test_other_parsers_full_data_equal_pytgbs(name: str, tmp_path: Path) -> None
     assert ours.negative_sampler.query_batch(*keys) == release.pytgb.negative_sampler.query_batch(*keys)
 
 
+@pytest.fixture(scope="module")
+def flight(tmp_path_factory: pytest.TempPathFactory) -> Imported:
+    """tgbl-flight's v2 release (OpenSky edges, airport node features), in a folder named as py-tgb names it."""
+    folder = tmp_path_factory.mktemp("flight")
+    return _import(formats.write_flight(folder / formats.dir_name("tgbl-flight")), folder)
+
+
+def test_flight_full_data_node_feat_and_negatives_equal_pytgbs(flight: Imported) -> None:
+    """tgbl-flight: py-tgb's csv_to_pd_data view (float64 edge_idxs from 1, w = 1, 16 encoded characters) and its
+    airport ``node_feat`` (same values, shape and dtype), read from the imported files."""
+    theirs, ours = flight.pytgb, LinkPropPredDataset("tgbl-flight", cache_dir=flight.cache)
+    _assert_same_full_data(ours.full_data, theirs.full_data)
+    for mask in ("train_mask", "val_mask", "test_mask"):
+        assert np.array_equal(getattr(ours, mask), getattr(theirs, mask))
+    assert theirs.node_feat is not None and theirs.node_feat.any()
+    assert ours.node_feat.dtype == theirs.node_feat.dtype == np.float64
+    assert ours.node_feat.shape == theirs.node_feat.shape == (ours.num_nodes, 20)
+    assert np.array_equal(ours.node_feat, theirs.node_feat)
+    assert ours.node_type is theirs.node_type is None and ours.edge_type is theirs.edge_type is None
+    assert (ours.num_nodes, ours.num_edges, ours.num_rels) == (theirs.num_nodes, theirs.num_edges, theirs.num_rels)
+    data = theirs.full_data
+    for split in SPLITS:
+        getattr(ours, f"load_{split}_ns")()
+        mask = getattr(theirs, f"{split}_mask")
+        keys = [data[column][mask] for column in ("sources", "destinations", "timestamps")]
+        assert ours.negative_sampler.query_batch(*keys, split_mode=split) == \
+            theirs.negative_sampler.query_batch(*keys, split_mode=split)
+
+
 # --- the negative sampler ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("release_name", ["wiki", "shuffled_wiki"])
@@ -437,11 +466,11 @@ def test_names_outside_the_served_surface_are_refused_before_any_io(tmp_path: Pa
 
 
 def test_a_parser_whose_view_is_not_reproduced_is_refused() -> None:
-    """A parser whose py-tgb view is not reproduced (tgbl-flight's ``csv_to_pd_data``) is refused with the way out,
-    not approximated."""
-    manifest = SimpleNamespace(stats={"source": {"parser": "csv_to_pd_data"}}, split_unit="row")
-    imported = SimpleNamespace(name="tgb/tgbl-flight", version="2.0.0", manifest=manifest)
-    with pytest.raises(UnsupportedTaskError, match="'csv_to_pd_data' parser.*tgbhub.load_dataset"):
+    """A parser whose py-tgb view is not reproduced (one this tgbhub does not know, as a newer TGB may add) is refused
+    with the way out, not approximated."""
+    manifest = SimpleNamespace(stats={"source": {"parser": "csv_to_pd_data_v3"}}, split_unit="row")
+    imported = SimpleNamespace(name="tgb/tgbl-flight", version="2.1.0", manifest=manifest)
+    with pytest.raises(UnsupportedTaskError, match="'csv_to_pd_data_v3' parser.*tgbhub.load_dataset"):
         pytgb_full_data(imported)
     with pytest.raises(UnsupportedTaskError, match="load_edgelist_trade"):
         pytgb_node_data(imported)

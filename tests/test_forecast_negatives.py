@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tgbhub
+from tgbhub.errors import GenerationError
 from tgbhub.forecasting.windows import events, pair_code, window_index
 from tgbhub.generators.forecast.negatives import group_negatives
 from tgbhub.generators.forecast.task import build, dataset_view
@@ -74,7 +75,11 @@ def test_pairs_run_out_then_negatives_repeat_but_never_match_a_positive() -> Non
 
 
 def test_no_pair_left_is_an_error_not_a_hang() -> None:
-    src, dst, t = np.array([0]), np.array([1]), np.array([0])
-    with pytest.raises(ValueError, match="every pair of the graph is positive"):
+    src, dst, t = np.array([0]), np.array([1]), np.array([7])
+    with pytest.raises(GenerationError, match=r"group 0 \(events 0\.\.0, t 7\.\.7\) needs negatives, but all 1 "
+                                              r"unordered pairs of the 2-node graph are positive.*more nodes"):
         group_negatives(pair_code(src, dst, 2), t, np.array([0]), np.array([0]), np.array([1]), 2, True,
+                        stream_key("unit", "x", 0))
+    with pytest.raises(GenerationError, match="num_nodes=1 node.*at least 2 nodes"):
+        group_negatives(np.array([0]), t, np.array([0]), np.array([0]), np.array([1]), 1, False,
                         stream_key("unit", "x", 0))

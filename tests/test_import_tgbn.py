@@ -119,7 +119,7 @@ def _assert_graded_as_tgbs_example(ds: Any, pytgb: Any, batch_size: int) -> None
 
 def test_trade_import_equals_pytgbs_loader(trade: Loaded, tmp_path: Path) -> None:
     ds = _imported(trade, tmp_path)
-    assert (ds.name, ds.version, ds.source) == (f"tgb/{NAME}", "1.0.0", "cache")
+    assert (ds.name, ds.version, ds.source) == (f"tgb/{NAME}", "1.1.0", "cache")
     _assert_equals_pytgb(ds, trade.pytgb)
     assert (ds.columns["weight"] == trade.pytgb.full_data["edge_feat"][:, 0]).all()  # py-tgb: edge_feat = [w]
     assert (ds.columns["edge_id"] == np.arange(ds.num_rows)).all()  # the release is time-sorted

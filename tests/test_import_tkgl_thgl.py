@@ -10,6 +10,7 @@ One small release per layout: string Wikidata ids with static edges (tkgl-smallp
 from __future__ import annotations
 
 import pickle
+import warnings
 import zipfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,7 +21,7 @@ from numpy.testing import assert_array_equal
 
 import tgbhub
 from tests import tgb_formats as formats
-from tgbhub.errors import GenerationError, IntegrityError, ScoreError, SubmissionError
+from tgbhub.errors import GenerationError, IntegrityError, ScoreError, SourceWarning, SubmissionError
 from tgbhub.importing import import_tgb
 
 pytest.importorskip("tgb.linkproppred.dataset")
@@ -59,9 +60,12 @@ def imported(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     zipped = formats.zip_dataset(files, folder / "zips")
     pytgb = formats.load_with_pytgb(files)
     stats = small_stats(name, pytgb)
-    manifest = import_tgb(name, zipped, cache_dir=folder / "cache", expected_stats=stats)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SourceWarning)
+        manifest = import_tgb(name, zipped, cache_dir=folder / "cache", expected_stats=stats)
     ds = tgbhub.load_dataset(f"tgb/{name}", cache_dir=folder / "cache", offline=True)
-    return SimpleNamespace(name=name, pytgb=pytgb, ds=ds, manifest=manifest, stats=stats, zipped=zipped)
+    return SimpleNamespace(name=name, pytgb=pytgb, ds=ds, manifest=manifest, stats=stats, zipped=zipped,
+                           warned=[str(w.message) for w in caught if issubclass(w.category, SourceWarning)])
 
 
 def split_queries(ds, split: str) -> tuple[np.ndarray, ...]:
@@ -158,6 +162,51 @@ def test_tasks_declare_tgbs_protocols(imported: SimpleNamespace) -> None:
         assert imported.ds.negatives("test").q == task["negatives"]["q"] == {"tkgl-wikidata": 60, "thgl-software": 20,
                                                                              "thgl-forum": 20}[imported.name]
     assert set(task["metrics"]) >= {"mrr", "hits@10"} and "average" in task["tie_rule"]
+
+
+def test_tgbs_negatives_are_checked_against_the_samplers_rules(imported: SimpleNamespace) -> None:
+    """The import checks TGB's negatives with the samplers' rules (generators/negatives.py): time-filtered sets
+    against the sets the edges determine, 1-vs-q negatives against the query's pool (the relation's objects anywhere
+    in the data; the true destination's node type) and its conflict set. The files written in TGB's format follow
+    TGB's generators, so the sets agree and the THG negatives keep to their type; tkgl-wikidata's short pools take
+    upstream's fallback (spec tgb.md §2.3), which the counts and the warning report. Recomputed here with sets."""
+    ds, stats = imported.ds, imported.manifest.stats
+    if ds.task["type"] == "time-filtered-ranking":
+        keys = {split: len({tuple(row) for row in np.column_stack(split_queries(ds, split)[1:][::-1]).tolist()})
+                for split in ("val", "test")}
+        assert dict(stats["filter_sets_checked"]) == keys
+        assert dict(stats["filter_sets_differing"]) == dict(stats["filter_sets_lacking_dst"]) == {"val": 0, "test": 0}
+        assert imported.warned == []
+        return
+    node_type = ds.artifact("nodes.parquet")["type"] if imported.name.startswith("thgl-") else None
+    edge_type = np.asarray(ds.columns["edge_type"])
+    pools = {r: set(ds.dst[edge_type == r].tolist()) for r in np.unique(edge_type).tolist()}
+    for split in ("val", "test"):
+        src, dst, t, rel = split_queries(ds, split)
+        negatives = ds.negatives(split)
+        truth: dict[tuple, set] = {}
+        for key in zip(t.tolist(), src.tolist(), rel.tolist(), dst.tolist()):
+            truth.setdefault(key[:3], set()).add(key[3])
+        outside = clashing = holding = 0
+        for i, key in enumerate(zip(t.tolist(), src.tolist(), rel.tolist())):
+            drawn = negatives.negatives[i, :negatives.count[i]].tolist()
+            pool = pools[key[2]] if node_type is None else set(np.flatnonzero(node_type == node_type[dst[i]]).tolist())
+            outside += sum(n not in pool for n in drawn)
+            clashing += sum(n in truth[key] for n in drawn)
+            holding += int(dst[i] in drawn)
+        assert stats["negatives_outside_pool"][split] == outside
+        assert stats["negatives_in_conflict_set"][split] == clashing
+        assert stats["negatives_holding_dst"][split] == holding
+        if node_type is not None:
+            assert outside == clashing == stats["short_pool_queries"][split] == 0
+        else:
+            assert outside > 0 and stats["short_pool_queries"][split] > 0
+    if node_type is not None:
+        assert imported.warned == []
+    else:
+        assert len(imported.warned) == 2 and all("fallback" in text for text in imported.warned)
+        assert f"{stats['negatives_outside_pool']['test']} negatives of the test split lie outside" in \
+            imported.warned[1]
 
 
 def pytgb_mrr(name: str, pos: np.ndarray, negatives: list[np.ndarray]) -> tuple[float, float]:
@@ -283,11 +332,72 @@ def test_a_pickle_that_is_not_this_edge_lists_is_refused(smallpedia: SimpleNames
                              pickle.dumps({k: v for k, v in table.items() if k != key}))
     with pytest.raises(GenerationError, match="has no entry for the query"):
         import_tgb("tkgl-smallpedia", broken, cache_dir=tmp_path / "cache", expected_stats={})
-    emptied = _replace_member(smallpedia.zipped, tmp_path / "emptied.zip", "_test_ns.pkl",
-                              pickle.dumps({k: np.array([], dtype=np.int64) for k in table}))
-    with pytest.raises(GenerationError, match="lacks that query's destination"):
-        import_tgb("tkgl-smallpedia", emptied, cache_dir=tmp_path / "cache", expected_stats={})
     assert not (tmp_path / "cache" / "tgb").exists()
+
+
+def test_a_tampered_filter_set_is_kept_and_reported(smallpedia: SimpleNamespace, tmp_path: Path) -> None:
+    """A conflict set with a node removed (and one with a node added) is not the set the edges determine: the import
+    warns, naming the first such key and both sets, counts them in the manifest, and keeps TGB's sets, which py-tgb
+    grades against."""
+    with zipfile.ZipFile(smallpedia.zipped) as archive:
+        table = pickle.loads(archive.read("tkgl-smallpedia_test_ns.pkl"))
+    crowded = max(table, key=lambda k: (len(table[k]), k))  # the largest set (here of one node: it empties)
+    removed = int(np.sort(table[crowded])[-1])
+    tampered = {**table, crowded: np.setdiff1d(table[crowded], [removed])}
+    spare = next(k for k in table if k != crowded)
+    added = int(next(n for n in range(smallpedia.ds.num_nodes) if n not in table[spare]))
+    tampered[spare] = np.append(table[spare], added)
+    broken = _replace_member(smallpedia.zipped, tmp_path / smallpedia.zipped.name, "_test_ns.pkl",
+                             pickle.dumps(tampered))
+    first = min(int(np.flatnonzero(_key_rows(smallpedia.ds, "test", k))[0]) for k in (crowded, spare))
+    shown = crowded if _key_rows(smallpedia.ds, "test", crowded)[first] else spare
+    with pytest.warns(SourceWarning, match=rf"2 of the \d+ time-aware filter sets of the test split differ .*"
+                                           rf"\(t={shown[0]}, src={shown[1]}, edge_type={shown[2]}\): the pickle holds "
+                                           r".* queries' sets lack their own destination: py-tgb then ranks it"):
+        manifest = import_tgb("tkgl-smallpedia", broken, cache_dir=tmp_path / "cache", expected_stats={})
+    assert dict(manifest.stats["filter_sets_differing"]) == {"val": 0, "test": 2}
+    # the removed node is a true destination: its queries now rank it against itself in py-tgb (named, counted)
+    assert manifest.stats["filter_sets_lacking_dst"]["test"] == int(
+        (_key_rows(smallpedia.ds, "test", crowded) & (split_queries(smallpedia.ds, "test")[1] == removed)).sum()) > 0
+    assert manifest.stats["filter_sets_checked"]["test"] == len(table)
+    ds = tgbhub.load_dataset("tgb/tkgl-smallpedia", cache_dir=tmp_path / "cache")
+    sets = ds.get_evaluator().filter_sets("test")
+    for key, kept in ((crowded, tampered[crowded]), (spare, tampered[spare])):
+        i = int(np.flatnonzero(_key_rows(ds, "test", key))[0])
+        assert_array_equal(sets.indices[sets.offsets[i]:sets.offsets[i + 1]], np.unique(kept))  # TGB's, as pickled
+
+
+def _key_rows(ds, split: str, key: tuple) -> np.ndarray:
+    """Which rows of ``split`` are queries of ``key = (t, src, edge_type)``."""
+    src, _, t, rel = split_queries(ds, split)
+    return (t == key[0]) & (src == key[1]) & (rel == key[2])
+
+
+def test_thgl_negatives_of_another_type_are_counted_and_reported(tmp_path: Path) -> None:
+    """A THG negative that is not of the true destination's node type is outside the query's pool: the import warns
+    and counts it for every query of its key; the negatives stay TGB's."""
+    files = formats.write(tmp_path / "files", "thgl-software", n_edges=300, seed=5)
+    zipped = formats.zip_dataset(files, tmp_path / "zips")
+    pytgb = formats.load_with_pytgb(files)
+    with zipfile.ZipFile(zipped) as archive:
+        table = pickle.loads(archive.read("thgl-software_val_ns.pkl"))
+    key = next(iter(table))
+    node_type = pytgb.node_type
+    rows = (pytgb.full_data["timestamps"] == key[0]) & (pytgb.full_data["sources"] == key[1]) & \
+        (pytgb.full_data["edge_type"] == key[2]) & pytgb.val_mask
+    wanted = node_type[pytgb.full_data["destinations"][rows][0]]
+    stranger = int(np.flatnonzero(node_type != wanted)[0])
+    table[key] = np.concatenate([[stranger], table[key][1:]])
+    broken = _replace_member(zipped, tmp_path / zipped.name, "_val_ns.pkl", pickle.dumps(table))
+    with pytest.warns(SourceWarning, match=rf"{int(rows.sum())} negatives of the val split lie outside their query's "
+                                           rf"pool and 0 in its conflict set.*\(t={key[0]}, src={key[1]}, "
+                                           rf"edge_type={key[2]}, dst="):
+        manifest = import_tgb("thgl-software", broken, cache_dir=tmp_path / "cache", expected_stats={})
+    assert dict(manifest.stats["negatives_outside_pool"]) == {"val": int(rows.sum()), "test": 0}
+    assert dict(manifest.stats["negatives_in_conflict_set"]) == {"val": 0, "test": 0}
+    ds = tgbhub.load_dataset("tgb/thgl-software", cache_dir=tmp_path / "cache")
+    ours = _key_rows(ds, "val", key)
+    assert ours.sum() == rows.sum() and (ds.negatives("val").negatives[ours, 0] == stranger).all()  # TGB's, kept
 
 
 def test_a_node_type_file_naming_unknown_nodes_is_refused(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ def test_import_equals_pytgbs_loader(release, tmp_path: Path) -> None:
     zipped, pytgb, stats = release
     manifest = import_tgb(NAME, zipped, cache_dir=tmp_path, expected_stats=stats)
     ds = tgbhub.load_dataset(f"tgb/{NAME}", cache_dir=tmp_path, offline=True)
-    assert (manifest.name, manifest.version, ds.source) == (f"tgb/{NAME}", "2.0.0", "cache")
+    assert (manifest.name, manifest.version, ds.source) == (f"tgb/{NAME}", "2.1.0", "cache")
     data = pytgb.full_data
     order = np.argsort(data["timestamps"], kind="stable")  # the release is time-sorted: order is the identity
     assert (order == np.arange(len(order))).all()

@@ -11,8 +11,8 @@ import tgbhub
 from tgbhub.generators.tgrab.artifacts import build_folder
 from tgbhub.generators.ranking import RANKING_Q
 from tgbhub.generators.tgrab.catalogue import entries
-from tgbhub.generators.negatives import (dst_time_filtered, hist_rnd, history_csr, node_type_filtered, stream_key,
-                                  time_filtered)
+from tgbhub.generators.negatives import (audit_pooled, dst_time_filtered, hist_rnd, history_csr, node_type_filtered,
+                                         relation_pools, stream_key, time_filtered, type_pools)
 from tgbhub.errors import InvalidNameError
 from tgbhub.hashing import file_sha256
 
@@ -114,6 +114,51 @@ def test_tkg_and_thg_strategies_exclude_conflicts() -> None:
         real = typed[i, :typed_count[i]]
         assert not conflicts & set(real.tolist()) and (types[real] == types[dst[i]]).all()
     assert np.array_equal(neg, dst_time_filtered(t, src, rel, dst, rel, dst, 40, 10, key)[0])  # deterministic
+
+
+def test_filter_sets_are_sorted_without_repeats_and_shared_by_a_key() -> None:
+    t, src, rel, dst = (np.array(x) for x in ([5, 5, 5, 5, 6, 5], [1, 1, 1, 2, 1, 1], [0, 0, 0, 0, 0, 1],
+                                              [9, 3, 9, 9, 3, 4]))
+    offsets, indices = time_filtered(t, src, rel, dst)  # rows 0 and 2 repeat (5, 1, 0, 9)
+    sets = [indices[offsets[i]:offsets[i + 1]].tolist() for i in range(len(t))]
+    assert sets == [[3, 9], [3, 9], [3, 9], [9], [3], [4]]
+    empty = time_filtered(*(np.zeros(0, dtype=np.int64) for _ in range(4)))
+    assert empty[0].tolist() == [0] and len(empty[1]) == 0
+
+
+def test_the_samplers_pools_check_negatives_drawn_elsewhere() -> None:
+    """The pools a sampler draws from are the ones negatives drawn elsewhere (TGB's pickles) are checked against:
+    the samplers' own draws pass; a negative moved outside the pool or into the conflict set is counted."""
+    rng = np.random.default_rng(3)
+    n, nodes = 400, 60
+    t, src, rel = rng.integers(0, 6, n), rng.integers(0, nodes, n), rng.integers(0, 4, n)
+    types = rng.integers(0, 3, nodes)
+    dst = rng.integers(0, nodes, n)
+    key = stream_key("audit", "test", 0)
+    pools = type_pools(dst, types)
+    assert all(pools.indices[pools.offsets[p]:pools.offsets[p + 1]].tolist() == np.flatnonzero(types == k).tolist()
+               for p, k in enumerate(np.unique(types[dst])))
+    negatives, count = node_type_filtered(t, src, rel, dst, types, 8, key)
+    clean = audit_pooled(negatives, count, t, src, rel, dst, pools, nodes)
+    assert clean.outside_pool.sum() == clean.in_conflict_set.sum() == clean.holds_dst.sum() == 0
+    assert ((clean.pool_left < count) == 0).all()
+    tampered = negatives.copy()
+    stranger = int(np.flatnonzero(types != types[dst[0]])[0])
+    tampered[0, 0], tampered[1, 0] = stranger, dst[1]  # another type; the query's own destination
+    found = audit_pooled(tampered, count, t, src, rel, dst, pools, nodes)
+    assert found.outside_pool.tolist()[:2] == [1, 0] and found.outside_pool[2:].sum() == 0
+    assert found.in_conflict_set.tolist()[:2] == [0, 1] and bool(found.holds_dst[1]) and found.holds_dst.sum() == 1
+
+    pools = relation_pools(rel, rel, dst)  # wikidata: the relation's objects anywhere in the data
+    assert all(set(pools.indices[pools.offsets[pools.pool_of[i]]:pools.offsets[pools.pool_of[i] + 1]].tolist())
+               == set(dst[rel == rel[i]].tolist()) for i in range(n))
+    negatives, count = dst_time_filtered(t, src, rel, dst, rel, dst, nodes, 50, key)
+    found = audit_pooled(negatives, count, t, src, rel, dst, pools, nodes)
+    short = found.pool_left < count
+    assert short.any() and found.outside_pool[short].sum() > 0
+    # a short pool is used up first (less the source), only then filled from outside it
+    assert (found.outside_pool <= np.maximum(count - found.pool_left + 1, 0)).all()
+    assert found.in_conflict_set.sum() == 0  # unlike TGB's fallback, the sampler here never draws a true object
 
 
 def test_manifest_declares_the_files_and_rebuilds_them_byte_for_byte(ds, tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ scripts under ``tgb/datasets``):
   name) and ``extractall``\\ s into that same folder, so every zip is flat.
 * file names: ``<name>_edgelist.csv``, ``<name>_{val,test}_ns.pkl``; with ``DATA_VERSION_DICT[name] = V > 1``
   ``<name>_edgelist_v<V>.csv`` and ``<name>_{val,test}_ns_v<V>.pkl``. Extra files: ``<name>_static_edgelist.csv``
-  (tkgl-smallpedia, tkgl-wikidata), ``<name>_nodetype.csv`` (every thgl-*), ``<name>_node_labels.csv`` (tgbn-*).
+  (tkgl-smallpedia, tkgl-wikidata), ``<name>_nodetype.csv`` (every thgl-*), ``<name>_node_labels.csv`` (tgbn-*),
+  ``airport_node_feat_v<V>.csv`` (tgbl-flight, without the dataset's name).
 * upstream zip: the basename of ``DATA_URL_DICT[name]``: ``<name>-v<V>.zip`` when V > 1, else ``<name>.zip``.
 * every CSV has one header line that the parsers skip without reading it; columns are read by position.
 * pickles: one dict per split, ``pickle.HIGHEST_PROTOCOL``; keys are tuples of ``numpy.int64`` scalars in the
@@ -123,7 +124,7 @@ def zip_name(name: str) -> str:
 @dataclasses.dataclass(frozen=True)
 class FormatFiles:
     """What a writer wrote: ``files`` maps a role (``edgelist``, ``val_ns``, ``test_ns``, ``static_edgelist``,
-    ``nodetype``, ``node_labels``) to its path inside ``folder``; ``truth`` holds the values written."""
+    ``nodetype``, ``node_labels``, ``node_feat``) to its path inside ``folder``; ``truth`` holds the values written."""
 
     name: str
     folder: Path
@@ -287,6 +288,92 @@ def write_tgbl(folder: Path | str, name: str = "tgbl-wiki", n_edges: int = 1000,
 
     truth = {"src": src, "dst": dst, "ts": ts, "state_label": state, "edge_feat": feat,
              "negatives": negatives, "q": q, "hist_ratio": hist_ratio, "strategy": "hist_rnd", "seed": seed}
+    return FormatFiles(name, folder, paths, truth)
+
+
+# --- tgbl-flight: OpenSky layout (csv_to_pd_data) + airport node features (process_node_feat) -------------------
+
+#: airport codes of the edges: ICAO-like idents, and "007" next to "7" (different airports to py-tgb's text ids)
+FLIGHT_AIRPORTS = tuple(f"K{chr(65 + i)}{chr(66 + i)}X" for i in range(10)) + ("007", "7")
+#: the edges' airports have 4 types and 7 continents (OurAirports' spelling; "NA" is North America, not a missing
+#: value): 4 + 7 + a region of 7 characters + 2 coordinates = py-tgb's 20 node features
+FLIGHT_TYPES = ("large_airport", "medium_airport", "small_airport", "heliport")
+FLIGHT_CONTINENTS = ("NA", "EU", "AS", "AF", "OC", "SA", "AN")
+#: ISO 3166-2 regions as OurAirports writes them (5 or 6 characters, "U-A" for unassigned); py-tgb pads them to 7
+FLIGHT_REGIONS = ("US-NY", "GB-ENG", "CA-ON", "AU-QLD", "US-U-A", "BR-SP", "FR-ARA", "JP-13", "NZ-AUK", "ZA-GT",
+                  "IN-MH", "AQ-U-A")
+#: OurAirports lists every airport, so the file holds airports no edge has (py-tgb skips them), of other types too
+FLIGHT_UNUSED_TYPES = ("closed", "seaplane_base", "balloonport", "small_airport")
+#: an airport of the edges the airport file does not list: py-tgb leaves its features at zero
+FLIGHT_UNLISTED = "KJKX"
+#: callsigns of 0..8 characters (lower case, digits), typecodes of 0..9 (9: py-tgb's '!!!!!!!!')
+FLIGHT_CALLSIGNS = ("", "A", "b2", "UAL", "dal12", "SWA123", "aal1234", "JBU12345")
+FLIGHT_TYPECODES = ("", "B", "a3", "B738", "a320n", "B77W12", "e190zzz", "CRJ900xx", "A350-1000")
+
+
+def flight_rows(n_edges: int = 600, seed: int = 0) -> list[list[object]]:
+    """``day, src, dst, callsign, typecode`` rows as TGB's v2 release holds them: Unix seconds at daily granularity
+    (2019-01-01 on), in time order; the first 12 rows visit every airport."""
+    rng = np.random.default_rng(seed)
+    days = np.sort(1_546_300_800 + 86_400 * rng.integers(0, 40, n_edges))
+    airports = FLIGHT_AIRPORTS
+    rows = []
+    for i, day in enumerate(days.tolist()):
+        src, dst = (airports[i % 12], airports[(i + 5) % 12]) if i < 12 else \
+            (airports[rng.integers(12)], airports[rng.integers(12)])
+        rows.append([day, src, dst, FLIGHT_CALLSIGNS[rng.integers(len(FLIGHT_CALLSIGNS))],
+                     FLIGHT_TYPECODES[rng.integers(len(FLIGHT_TYPECODES))]])
+    return rows
+
+
+def flight_airports(seed: int = 0) -> list[list[object]]:
+    """The airport file's rows (``airport_code, type, continent, iso_region, longitude, latitude``) as TGB's
+    ``clean_node_feat`` writes them from OurAirports' list: every airport of the edges but :data:`FLIGHT_UNLISTED`,
+    and airports no edge has, some of them before the first used one, in a shuffled order; coordinates as floats."""
+    rng = np.random.default_rng(seed + 1)
+
+    def coordinates() -> list[float]:
+        return [float(np.round(rng.uniform(-180, 180), 8)), float(np.round(rng.uniform(-90, 90), 8))]
+
+    rows = [[code, FLIGHT_TYPES[i % 4], FLIGHT_CONTINENTS[i % 7], FLIGHT_REGIONS[i], *coordinates()]
+            for i, code in enumerate(FLIGHT_AIRPORTS) if code != FLIGHT_UNLISTED]
+    rows = [rows[i] for i in rng.permutation(len(rows))]
+    unused = [[f"{k:02d}{chr(65 + k)}", FLIGHT_UNUSED_TYPES[k % 4], FLIGHT_CONTINENTS[(k + 3) % 7],
+               f"US-{chr(65 + k)}K", *coordinates()] for k in range(8)]
+    return unused[:3] + rows[:6] + unused[3:] + rows[6:]
+
+
+def write_flight(folder: Path | str, name: str = "tgbl-flight", n_edges: int = 600, seed: int = 0, *,
+                 rows: list[list[object]] | None = None, airports: list[list[object]] | None = None, q: int = 5,
+                 newline: str = CRLF) -> FormatFiles:
+    """tgbl-flight's v2 release: ``tgbl-flight_edgelist_v2.csv`` (header ``day,src,dst,callsign,typecode``; rows
+    :func:`flight_rows` or ``rows``), ``airport_node_feat_v2.csv`` (header ``airport_code,type,continent,iso_region,
+    longitude,latitude``, rows :func:`flight_airports` or ``airports``; written by ``csv.writer``, "\\r\\n", floats
+    as ``str(float)``, as TGB's ``clean_node_feat``) and hist_rnd-shaped negatives (``q`` per key) keyed by py-tgb's
+    processed ids: airports by first appearance, source before destination. Rows with date strings get empty
+    negatives (py-tgb's parser reads them, the import refuses them)."""
+    if name != "tgbl-flight":
+        raise ValueError(f"write_flight writes tgbl-flight's csv_to_pd_data layout, not {name!r}")
+    folder = _prepare(folder)
+    rows = flight_rows(n_edges, seed) if rows is None else rows
+    airports = flight_airports(seed) if airports is None else airports
+    paths = {"edgelist": folder / edgelist_name(name), "node_feat": folder / f"airport_node_feat{_suffix(name)}.csv"}
+    _write_csv(paths["edgelist"], ["day", "src", "dst", "callsign", "typecode"], rows, newline)
+    _write_csv(paths["node_feat"], ["airport_code", "type", "continent", "iso_region", "longitude", "latitude"],
+               airports, newline)
+    ids = _first_appearance([str(r[1]) for r in rows], [str(r[2]) for r in rows])
+    negatives: dict[str, dict] = {"val": {}, "test": {}}
+    if all(str(r[0]).isdigit() for r in rows):
+        t = np.array([int(r[0]) for r in rows])
+        _, val, test = _split_masks(t)
+        rng = np.random.default_rng(seed + 3)
+        for split, inside in (("val", val), ("test", test)):
+            negatives[split] = {_key(ids[str(r[1])], ids[str(r[2])], int(r[0])): rng.choice(len(ids), q, replace=False)
+                                for r, keep in zip(rows, inside) if keep}
+    for split in ("val", "test"):
+        paths[f"{split}_ns"] = folder / ns_name(name, split)
+        _save_pkl(negatives[split], paths[f"{split}_ns"])
+    truth = {"rows": rows, "airports": airports, "node_ids": ids, "negatives": negatives, "q": q, "seed": seed}
     return FormatFiles(name, folder, paths, truth)
 
 
@@ -709,8 +796,10 @@ def load_with_pytgb(files: FormatFiles, kind: str | None = None, *, load_negativ
 
 
 WRITERS = {"tgbl": write_tgbl, "tkgl": write_tkgl, "thgl": write_thgl, "tgbn": write_tgbn}
+#: datasets whose layout is not their family's (py-tgb reads tgbl-flight with its own parser)
+OWN_WRITERS = {"tgbl-flight": write_flight}
 
 
 def write(folder: Path | str, name: str, **kwargs: Any) -> FormatFiles:
-    """The writer for ``name``'s family."""
-    return WRITERS[name.split("-")[0]](folder, name=name, **kwargs)
+    """The writer for ``name``: its own layout's, else its family's."""
+    return OWN_WRITERS.get(name, WRITERS[name.split("-")[0]])(folder, name=name, **kwargs)

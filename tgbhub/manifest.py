@@ -187,11 +187,13 @@ class Manifest:
                             f"{', '.join(f.name for f in self.files)}")
 
 
-def _frozen(value: Any) -> Any:
+def frozen(value: Any) -> Any:
+    """A JSON value made read-only, as every parsed manifest holds it: mappings as ``MappingProxyType``, lists as
+    tuples, all the way down (:func:`plain` turns it back)."""
     if isinstance(value, Mapping):
-        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+        return MappingProxyType({k: frozen(v) for k, v in value.items()})
     if isinstance(value, list):
-        return tuple(_frozen(v) for v in value)
+        return tuple(frozen(v) for v in value)
     return value
 
 
@@ -210,7 +212,13 @@ def _require(doc: Mapping[str, Any], key: str, where: str) -> Any:
     return doc[key]
 
 
-def _parse_file(obj: Mapping[str, Any], digests: Mapping[str, Any], where: str) -> FileEntry:
+def parse_file(obj: Mapping[str, Any], digests: Mapping[str, Any], where: str) -> FileEntry:
+    """The :class:`FileEntry` of one ``distribution`` object, with its content digest from ``digests`` (file name ->
+    digest entry) where there is one; ``where`` names the document in messages.
+
+    Raises:
+        ManifestError: if a field is missing or malformed (sha256, contentSize) or the path leaves the dataset folder.
+    """
     name = _require(obj, "contentUrl", where)
     sha = _require(obj, "sha256", f"{where} file {name!r}")
     if not _SHA256.match(sha):
@@ -252,15 +260,15 @@ def parse_manifest(doc: Mapping[str, Any]) -> Manifest:
     if doc.get("conformsTo") != CROISSANT_CONFORMS_TO:
         raise ManifestError(f"{where} conformsTo {doc.get('conformsTo')!r}; expected {CROISSANT_CONFORMS_TO!r}")
     digests = {d["file"]: d for d in doc.get("digest", [])}
-    files = tuple(_parse_file(obj, digests, where) for obj in _require(doc, "distribution", where))
+    files = tuple(parse_file(obj, digests, where) for obj in _require(doc, "distribution", where))
     recipe_doc = doc.get("recipe")
     recipe = None
     if recipe_doc is not None:
         recipe = Recipe(generator=_require(recipe_doc, "generator", f"{where} recipe"),
                         version=_require(recipe_doc, "version", f"{where} recipe"),
-                        params=_frozen(_require(recipe_doc, "params", f"{where} recipe")),
+                        params=frozen(_require(recipe_doc, "params", f"{where} recipe")),
                         seed=int(_require(recipe_doc, "seed", f"{where} recipe")),
-                        checks=_frozen(recipe_doc.get("checks", {})),
+                        checks=frozen(recipe_doc.get("checks", {})),
                         parent=_parse_parent(recipe_doc.get("parent"), where))
     splits = {name: (int(lo), int(hi)) for name, (lo, hi) in _require(doc, "splits", where)["boundaries"].items()}
     tasks = doc.get("tasks")
@@ -270,9 +278,9 @@ def parse_manifest(doc: Mapping[str, Any]) -> Manifest:
     return Manifest(
         name=_require(doc, "name", where), version=str(_require(doc, "version", where)),
         description=doc.get("description", ""), license=doc.get("license", ""), files=files, recipe=recipe,
-        graph=_frozen(_require(doc, "graph", where)), splits=MappingProxyType(splits),
-        task=_frozen(_require(doc, "task", where)), stats=_frozen(doc.get("stats", {})),
-        known_discrepancies=tuple(_frozen(d) for d in doc.get("knownDiscrepancies", [])), raw=_frozen(doc))
+        graph=frozen(_require(doc, "graph", where)), splits=MappingProxyType(splits),
+        task=frozen(_require(doc, "task", where)), stats=frozen(doc.get("stats", {})),
+        known_discrepancies=tuple(frozen(d) for d in doc.get("knownDiscrepancies", [])), raw=frozen(doc))
 
 
 def read_manifest(path: str | os.PathLike[str]) -> Manifest:

@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from tgbhub.errors import ManifestError
-from tgbhub.manifest import Manifest, Recipe, _frozen, _parse_file, plain
+from tgbhub.manifest import Manifest, Recipe, frozen, parse_file, plain
 
 #: the ``conformsTo`` of every task document
 TASK_DOCUMENT_FORMAT = "https://tgbhub.dev/ns#task-document/1"
@@ -77,19 +77,19 @@ def parse_task_document(doc: Mapping[str, Any]) -> TaskDocument:
                             f"'{name}'")
     task = _require(doc, "task", where)
     digests = {d["file"]: d for d in doc.get("digest", [])}
-    files = tuple(_parse_file(obj, digests, where) for obj in _require(doc, "distribution", where))
+    files = tuple(parse_file(obj, digests, where) for obj in _require(doc, "distribution", where))
     recipe_doc = _require(doc, "recipe", where)
     recipe = Recipe(generator=str(_require(recipe_doc, "generator", f"{where} recipe")),
                     version=str(_require(recipe_doc, "version", f"{where} recipe")),
-                    params=_frozen(recipe_doc.get("params", {})), seed=int(_require(recipe_doc, "seed", where)))
+                    params=frozen(recipe_doc.get("params", {})), seed=int(_require(recipe_doc, "seed", where)))
     version = str(_require(doc, "version", where))
     artifacts = Manifest(name=name, version=version, description=str(doc.get("description", "")),
                          license=str(doc.get("license", "")), files=files, recipe=recipe, graph=MappingProxyType({}),
-                         splits=MappingProxyType({}), task=_frozen(task), stats=_frozen(doc.get("stats", {})),
-                         known_discrepancies=(), raw=_frozen(doc))
+                         splits=MappingProxyType({}), task=frozen(task), stats=frozen(doc.get("stats", {})),
+                         known_discrepancies=(), raw=frozen(doc))
     return TaskDocument(task_name=str(_require(task, "name", where)), version=version, dataset=dataset,
                         dataset_digests=MappingProxyType(dict(_require(doc, "datasetDigests", where))),
-                        task=_frozen(task), artifacts=artifacts)
+                        task=frozen(task), artifacts=artifacts)
 
 
 def read_task_document(path: str | os.PathLike[str]) -> TaskDocument:
@@ -139,4 +139,4 @@ def with_tasks(manifest: Manifest, tasks: Iterable[Mapping[str, Any]]) -> Manife
         return manifest
     raw = plain(manifest.raw)
     raw["tasks"] = [*(raw.get("tasks") or [raw["task"]]), *extra]
-    return replace(manifest, raw=_frozen(raw))
+    return replace(manifest, raw=frozen(raw))

@@ -23,6 +23,7 @@ import numba
 import numpy as np
 
 from ..negatives import _below, _seed
+from tgbhub.errors import GenerationError
 
 #: ``fill`` values of the negatives artifact: where a negative came from
 FROM_POOL, FROM_RANDOM = 0, 1
@@ -44,6 +45,8 @@ def _sorted_contains(sorted_codes, code):  # pragma: no cover - compiled
 @numba.njit(cache=True, nogil=True)
 def _kernel(codes, pairs_by_first, first_pos, groups, excl_lo, excl_hi, out_lo, out_hi, num_nodes, symmetric,
             key):  # pragma: no cover - compiled
+    """``(neg, fill, failed)``: ``failed`` is the first group that needs negatives while every pair of the graph is
+    positive in its range (its index; the caller raises, naming it), else -1."""
     total = 0
     for g in range(groups.shape[0]):
         total += out_hi[g] - out_lo[g]
@@ -77,7 +80,7 @@ def _kernel(codes, pairs_by_first, first_pos, groups, excl_lo, excl_hi, out_lo, 
                 if b == 0 or banned[b] != banned[b - 1]:
                     distinct_banned += 1
             if all_pairs - distinct_banned <= 0:
-                raise ValueError("every pair of the graph is positive in this group: no negative can be drawn")
+                return neg, fill, g
             free = all_pairs - distinct_banned - take
             unique_draws = free >= rest
             chosen = np.sort(neg[at:at + take])
@@ -109,7 +112,7 @@ def _kernel(codes, pairs_by_first, first_pos, groups, excl_lo, excl_hi, out_lo, 
                 neg[at + take + k] = extra[k]
                 fill[at + take + k] = 1
         at += need
-    return neg, fill
+    return neg, fill, -1
 
 
 def group_negatives(codes: np.ndarray, t: np.ndarray, groups: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -122,7 +125,8 @@ def group_negatives(codes: np.ndarray, t: np.ndarray, groups: np.ndarray, lo: np
     time lies in ``[t[lo], t[hi - 1]]``, its pool every pair first seen before ``t[lo]``.
 
     Raises:
-        ValueError: if a group needs negatives but the graph has no pair outside its positives.
+        GenerationError: if a group needs negatives but the graph has no pair outside its positives (naming the
+            group, its events and times).
     """
     lo, hi = np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)
     filled = hi > lo
@@ -134,8 +138,16 @@ def group_negatives(codes: np.ndarray, t: np.ndarray, groups: np.ndarray, lo: np
     n = int(num_nodes)
     possible = n * (n - 1) // 2 if symmetric else n * (n - 1)
     if possible <= 0 and bool(filled.any()):
-        raise ValueError(f"a graph of {n} node(s) has no pair to draw a negative from")
-    neg, fill = _kernel(np.asarray(codes, dtype=np.int64), pairs.astype(np.int64), first,
-                        np.asarray(groups, dtype=np.int64), excl_lo, excl_hi, lo, hi, n, bool(symmetric),
-                        np.uint64(key))
+        raise GenerationError(f"a graph of num_nodes={n} node(s) has no pair of distinct nodes, so no negative can be "
+                              f"drawn for its {int(filled.sum())} group(s) of events; negatives need a graph of at "
+                              "least 2 nodes")
+    neg, fill, failed = _kernel(np.asarray(codes, dtype=np.int64), pairs.astype(np.int64), first,
+                                np.asarray(groups, dtype=np.int64), excl_lo, excl_hi, lo, hi, n, bool(symmetric),
+                                np.uint64(key))
+    if failed >= 0:
+        kind = "unordered" if symmetric else "ordered"
+        raise GenerationError(f"group {int(np.asarray(groups)[failed])} (events {lo[failed]}..{hi[failed] - 1}, t "
+                              f"{first_t[failed]}..{last_t[failed]}) needs negatives, but all {possible} {kind} pairs "
+                              f"of the {n}-node graph are positive in that time range, so none can be drawn; use "
+                              "shorter windows (or batches) or a graph with more nodes")
     return (neg // n).astype(np.int32), (neg % n).astype(np.int32), fill

@@ -23,7 +23,7 @@ from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
 
 IMPORTER = "tgbhub.tgb-import"
 #: the converter's version: a change of what an import writes is a new minor version of every imported dataset
-IMPORTER_VERSION = "1.0.0"
+IMPORTER_VERSION = "1.1.0"
 PUBLISHED = "2026-11-23"
 
 

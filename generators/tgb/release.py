@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import pickle
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -72,21 +72,47 @@ class Release:
         self._zip.close()
 
 
-def read_csv(data: bytes, member: str, strings: tuple[int, ...] = ()) -> list[np.ndarray]:
-    """The columns of a TGB CSV by position (its one header line skipped, as py-tgb does); the columns at
-    ``strings`` are read as text, as py-tgb's ``csv.reader`` loops read raw ids (``"007"`` is not ``"7"``).
+#: ``read_csv(..., strings=EVERY_COLUMN)`` reads every column as text (no TGB CSV has this many columns)
+EVERY_COLUMN = range(4096)
+
+
+def read_csv(data: bytes, member: str, strings: Iterable[int] = ()) -> list[pa.Array]:
+    """The columns of a TGB CSV by position (its one header line skipped, as py-tgb does), each one contiguous array;
+    the columns at ``strings`` (:data:`EVERY_COLUMN`: all) are read as text, as py-tgb's ``csv.reader`` loops read
+    raw ids (``"007"`` is not ``"7"``, ``Q1`` stays ``Q1``, ``NA`` is not a missing value). Text is ``large_string``:
+    a column of tens of millions of ids (tkgl-wikidata's static edges) outgrows 32-bit offsets once concatenated.
 
     Raises:
         GenerationError: if the CSV cannot be parsed.
     """
-    convert = pcsv.ConvertOptions(column_types={f"f{i}": pa.string() for i in strings})
+    convert = pcsv.ConvertOptions(column_types={f"f{i}": pa.large_string() for i in strings})
     try:
         table = pcsv.read_csv(io.BytesIO(data), read_options=pcsv.ReadOptions(skip_rows=1,
                                                                               autogenerate_column_names=True),
                               convert_options=convert)
     except pa.ArrowInvalid as exc:
         raise GenerationError(f"{member}: not a CSV in TGB's layout ({exc})") from exc
-    return [column.to_numpy() for column in table.columns]
+    return [column.combine_chunks() for column in table.columns]
+
+
+def columns_at_least(columns: list[pa.Array], count: int, member: str, expected: str) -> None:
+    """Raises GenerationError if the CSV has fewer than ``count`` columns (``expected`` names them)."""
+    if len(columns) < count:
+        raise GenerationError(f"{member}: {len(columns)} columns; expected {expected} (read by position, as py-tgb "
+                              "does: is it another dataset's file?)")
+
+
+def integers(column: pa.Array, member: str, what: str) -> np.ndarray:
+    """An integer CSV column as int64, as py-tgb's ``int(row[k])`` reads it.
+
+    Raises:
+        GenerationError: if the column holds anything but integers (or an empty field).
+    """
+    if not pa.types.is_integer(column.type) or column.null_count:
+        found = f"{column.type} values" + (" and empty fields" if column.null_count else "")
+        raise GenerationError(f"{member}: {what} holds {found}; py-tgb reads it with int(), so it must hold integers "
+                              "only")
+    return column.to_numpy().astype(np.int64)
 
 
 def load_pickle(data: bytes, member: str) -> dict[Any, Any]:
@@ -106,18 +132,24 @@ def load_pickle(data: bytes, member: str) -> dict[Any, Any]:
     return loaded
 
 
+def numbered(values: pa.Array, known: pa.Array | None = None) -> tuple[np.ndarray, pa.Array]:
+    """py-tgb's numbering of raw values (strings or integers) by first appearance, as its ``dict`` loops assign
+    them: each value's number (int64) and the dictionary (the raw value of every number); values in ``known`` (a
+    previous numbering's dictionary) keep theirs, new ones continue after them. Arrow's dictionary encoding
+    numbers values in the order it first meets them, which is exactly that rule."""
+    skip = 0 if known is None else len(known)
+    if known is not None:
+        values = pa.concat_arrays([known.cast(values.type), values])
+    encoded = values.dictionary_encode()
+    return encoded.indices.to_numpy().astype(np.int64)[skip:], encoded.dictionary
+
+
 def first_appearance(heads: pa.Array, tails: pa.Array, known: pa.Array | None = None
                      ) -> tuple[np.ndarray, np.ndarray, pa.Array]:
-    """py-tgb's numbering of raw ids (strings or integers): by first appearance, row by row, the head before the
-    tail; ids in ``known`` (a previous numbering's dictionary) keep theirs. Returns head ids, tail ids (int64) and
-    the dictionary (raw id of every number)."""
+    """py-tgb's numbering of the endpoints of an edge list: :func:`numbered` over the rows, the head before the
+    tail. Returns head ids, tail ids (int64) and the dictionary (raw id of every number)."""
     n = len(heads)
     order = np.empty(2 * n, dtype=np.int64)
     order[0::2], order[1::2] = np.arange(n), np.arange(n) + n
-    stream = pa.concat_arrays([heads, tails]).take(pa.array(order))
-    skip = 0 if known is None else len(known)
-    if known is not None:
-        stream = pa.concat_arrays([known.cast(stream.type), stream])
-    encoded = stream.dictionary_encode()
-    codes = encoded.indices.to_numpy().astype(np.int64)[skip:]
-    return codes[0::2], codes[1::2], encoded.dictionary
+    codes, dictionary = numbered(pa.concat_arrays([heads, tails]).take(pa.array(order)), known)
+    return codes[0::2], codes[1::2], dictionary

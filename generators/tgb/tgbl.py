@@ -1,7 +1,8 @@
 """TGB 1.x link datasets (``tgbl-*``): a release zip converted to this project's files, as py-tgb 2.3.0 sees it.
 
 What py-tgb's loader does to the files (spec ``tgb.md`` §1.3, §2.1, §4.1; checked against py-tgb itself by
-``tests/test_tgb_import.py`` on files in TGB's exact formats), and what the conversion therefore does:
+``tests/test_importing.py`` and ``tests/test_import_flight.py`` on files in TGB's exact formats), and what the
+conversion therefore does:
 
 - parser ``edgelist-wiki`` (tgbl-wiki, -subreddit, -uci, -enron, -lastfm): columns by position, ``src`` = column 0,
   ``dst`` = column 1 + max(src) + 1 (the graph is made bipartite: uci and enron too, where one person then has a
@@ -13,10 +14,10 @@ What py-tgb's loader does to the files (spec ``tgb.md`` §1.3, §2.1, §4.1; che
 - parser ``opensky`` (tgbl-flight, py-tgb's ``csv_to_pd_data``): ``day, src, dst, callsign, typecode``; Unix-second
   timestamps (TGB's v2 release) as ``int(float(int(ts)))``; airport codes renumbered by first appearance; the 16
   edge features encode callsign and typecode character by character (see :func:`_opensky`). A release with date
-  strings, or a callsign longer than 8 characters (py-tgb itself fails on it), is refused. py-tgb also reads
-  ``airport_node_feat_v2.csv`` into ``node_feat`` (``process_node_feat``: one-hot airport type and continent, the
-  encoded ISO region, longitude and latitude); those node features are NOT imported by this tgbhub (the release
-  must hold the file, as the catalogue lists it, but only the edges and the negatives are stored).
+  strings, or a callsign longer than 8 characters (py-tgb itself fails on it), is refused.
+- node features (tgbl-flight's ``airport_node_feat_v2.csv``, the catalogue's ``node_feat`` file): py-tgb's
+  ``process_node_feat`` (:func:`parse_node_features`): one-hot airport type and continent, the encoded ISO region,
+  longitude and latitude, 20 float64 values per node, zeros for an airport the file does not list.
 - the split is py-tgb's: ``val_time, test_time = np.quantile(t, [0.70, 0.85])``, train ``t <= val_time``, val
   ``val_time < t <= test_time``, test ``t > test_time`` (ties go to the earlier split);
 - the negatives: for every val/test edge ``(s, d, t)`` the array stored under that key (keys collapse duplicate
@@ -24,7 +25,9 @@ What py-tgb's loader does to the files (spec ``tgb.md`` §1.3, §2.1, §4.1; che
   ragged release, e.g. 998 negatives for a few queries of tgbl-wiki, keeps its exact counts).
 
 Files: ``edges.parquet`` (``t`` int64 in the release's unit, ``src``/``dst`` int32 py-tgb ids, ``edge_id`` int64 =
-the row's position in the release CSV, ``edge_feat`` a fixed-size list of float64, exactly as parsed), and
+the row's position in the release CSV, ``edge_feat`` a fixed-size list of float64, exactly as parsed); with node
+features ``nodes.parquet`` (``node`` int32, every node id in order, ``node_feat`` a fixed-size list of float64: py-tgb's
+``node_feat`` row by row; the manifest's ``graph.node_feat`` names the file and the layout of the vector); and
 ``negatives-val.parquet`` / ``negatives-test.parquet`` in the ranking task's layout (one query per edge of the split:
 ``t, src, dst``, ``negatives`` int32 ``[n, q]`` padded with -1, ``count``).
 
@@ -39,18 +42,23 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from .release import Release, first_appearance, load_pickle, read_csv
+from .release import (EVERY_COLUMN, Release, columns_at_least, first_appearance, integers, load_pickle, numbered,
+                      read_csv)
 from ..manifests import parquet_record_set
 from ..ranking import negatives_file, ranking_submission, write_negatives
 from tgbhub.errors import GenerationError
 
 SPLITS = ("train", "val", "test")
 EDGES_FILE = "edges.parquet"
+NODES_FILE = "nodes.parquet"
+#: py-tgb's ``process_node_feat``: every node's vector has ``feat_size = 20`` values, and an ISO region is padded
+#: with ``!`` to 7 characters before its characters are encoded
+NODE_FEAT_DIM = 20
+REGION_PAD = 7
 #: which py-tgb parser reads each dataset's edge list (py-tgb dispatches on the name; we declare it as data)
 DATASET_PARSERS = {**{name: "edgelist-wiki" for name in ("tgbl-wiki", "tgbl-subreddit", "tgbl-uci", "tgbl-enron",
                                                  "tgbl-lastfm")},
@@ -61,9 +69,10 @@ EDGE_IDXS_START = {"edgelist-wiki": 0, "stablecoin": 1, "reddit-comments": 1, "o
 
 
 
-def parse_edges(release: Release, files: Mapping[str, str], parser: str) -> dict[str, np.ndarray]:
+def parse_edges(release: Release, files: Mapping[str, str], parser: str
+                ) -> tuple[dict[str, np.ndarray], pa.Array | None]:
     """``t, src, dst, edge_id`` and ``edge_feat`` ``[E, d]`` of the edge list, in CSV order, py-tgb's ids and
-    features (see :data:`PARSERS`).
+    features (see :data:`PARSERS`), and the raw id of every node id (``None`` where py-tgb keeps the raw integers).
 
     Raises:
         GenerationError: for a parser this tgbhub does not implement yet, or a CSV that does not fit it.
@@ -77,53 +86,57 @@ def parse_edges(release: Release, files: Mapping[str, str], parser: str) -> dict
     return reader(read_csv(release.read(member), member, STRING_IDS.get(parser, ())), member)
 
 
-def _wiki(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]:
+def _numbers(column: pa.Array, member: str, what: str) -> np.ndarray:
+    """A numeric CSV column as float64 (an empty field is NaN, as pandas reads it).
+
+    Raises:
+        GenerationError: if the column holds text.
+    """
+    if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_null(column.type)):
+        raise GenerationError(f"{member}: {what} holds {column.type} values; py-tgb reads numbers there")
+    return column.to_numpy(zero_copy_only=False).astype(np.float64)
+
+
+def _wiki(columns: list[pa.Array], member: str) -> tuple[dict[str, np.ndarray], None]:
     """py-tgb's ``load_edgelist_wiki``: integer ids, items shifted by max(src) + 1, features from column 4 on."""
-    if len(columns) < 4:
-        raise GenerationError(f"{member}: {len(columns)} columns; expected src, dst, timestamp, state label and "
-                              "edge features")
-    src = _integers(columns[0], member, "column 0 (src)")
-    dst = _integers(columns[1], member, "column 1 (dst)") + int(src.max()) + 1
-    t = np.asarray(columns[2]).astype(np.int64)  # py-tgb: timestamps.astype(int), truncating
-    features = np.column_stack([np.asarray(c, dtype=np.float64) for c in columns[4:]]) if len(columns) > 4 else \
-        np.zeros((len(t), 0))
-    return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64), "edge_feat": features}
+    columns_at_least(columns, 4, member, "src, dst, timestamp, state label and edge features")
+    src = integers(columns[0], member, "column 0 (src)")
+    dst = integers(columns[1], member, "column 1 (dst)") + int(src.max()) + 1
+    if not (pa.types.is_integer(columns[2].type) or pa.types.is_floating(columns[2].type)) or columns[2].null_count:
+        raise GenerationError(f"{member}: column 2 (timestamp) holds {columns[2].type} values or empty fields; "
+                              "py-tgb casts the timestamps to int, so they must be numbers")
+    t = columns[2].to_numpy().astype(np.int64)  # py-tgb: timestamps.astype(int), truncating
+    features = np.column_stack([_numbers(c, member, f"column {k + 4} (edge feature)")
+                                for k, c in enumerate(columns[4:])]) if len(columns) > 4 else np.zeros((len(t), 0))
+    return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64), "edge_feat": features}, None
 
 
-def _renumbered(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Raw text ids renumbered by :func:`generators.tgb.release.first_appearance` (py-tgb's dict, vectorised)."""
-    heads, tails, _ = first_appearance(pa.array(src), pa.array(dst))
-    return heads, tails
-
-
-def _stablecoin(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]:
+def _stablecoin(columns: list[pa.Array], member: str) -> tuple[dict[str, np.ndarray], pa.Array]:
     """py-tgb's ``csv_to_pd_data_sc`` (tgbl-coin, tgbl-review): ``time, src, dst, weight``; ids by first appearance;
     a weight of 0 becomes 1, then log2 (for review too: the same parser); the one edge feature is that log2 weight."""
-    if len(columns) < 4:
-        raise GenerationError(f"{member}: {len(columns)} columns; expected time, src, dst, weight")
-    src, dst = _renumbered(columns[1], columns[2])
-    weight = np.asarray(columns[3], dtype=np.float64)
+    columns_at_least(columns, 4, member, "time, src, dst, weight")
+    src, dst, nodes = first_appearance(columns[1], columns[2])
+    weight = _numbers(columns[3], member, "column 3 (weight)")
     weight = np.log2(np.where(weight == 0, 1.0, weight))
-    t = _integers(columns[0], member, "column 0 (time)")
+    t = integers(columns[0], member, "column 0 (time)")
     return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64),
-            "edge_feat": weight.reshape(-1, 1)}
+            "edge_feat": weight.reshape(-1, 1)}, nodes
 
 
-def _comments(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]:
+def _comments(columns: list[pa.Array], member: str) -> tuple[dict[str, np.ndarray], pa.Array]:
     """py-tgb's ``csv_to_pd_data_rc`` (tgbl-comment): ``ts, src, dst, num_words, score`` by position; ids by first
     appearance; features ``[num_words / 5000, num_words / 5000, score]``: py-tgb declares two feature columns but
     fills both with ``num_words / 5000`` (a 1-vector broadcast into 2), then appends the score as the weight."""
-    if len(columns) < 5:
-        raise GenerationError(f"{member}: {len(columns)} columns; expected ts, src, dst, num_words, score")
-    src, dst = _renumbered(columns[1], columns[2])
-    words = _integers(columns[3], member, "column 3 (num_words)") / 5000
-    score = _integers(columns[4], member, "column 4 (score)").astype(np.float64)
-    t = _integers(columns[0], member, "column 0 (ts)")
+    columns_at_least(columns, 5, member, "ts, src, dst, num_words, score")
+    src, dst, nodes = first_appearance(columns[1], columns[2])
+    words = integers(columns[3], member, "column 3 (num_words)") / 5000
+    score = integers(columns[4], member, "column 4 (score)").astype(np.float64)
+    t = integers(columns[0], member, "column 0 (ts)")
     return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64),
-            "edge_feat": np.column_stack([words, words, score])}
+            "edge_feat": np.column_stack([words, words, score])}, nodes
 
 
-def _opensky(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]:
+def _opensky(columns: list[pa.Array], member: str) -> tuple[dict[str, np.ndarray], pa.Array]:
     """py-tgb's ``csv_to_pd_data`` (tgbl-flight): ``day, src, dst, callsign, typecode`` by position.
 
     - ``day``: py-tgb looks at the first value only: all digits -> Unix timestamps, ``float(int(ts))`` (v2 release);
@@ -132,15 +145,14 @@ def _opensky(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]:
     - ``src``/``dst``: raw airport codes renumbered by first appearance; the weights are all 1 (not stored).
     - features: callsign padded with ``!`` to 8 characters (an empty one is ``!!!!!!!!``; a longer one makes py-tgb
       fail, since its row gets more than 16 values: refused), typecode padded to 8 (``!!!!!!!!`` when empty or longer
-      than 8), concatenated, each character ``convert_str2int``-ed: a digit -> its value, ``!`` -> -1, anything else
-      -> ``ord(c.upper()) - 44 + 9``; float32 values (all small integers) stored as float64 ``[E, 16]``.
+      than 8), concatenated, each character ``convert_str2int``-ed (:func:`_encode_characters`); float32 values (all
+      small integers) stored as float64 ``[E, 16]``.
 
     Raises:
         GenerationError: for date-string timestamps, a callsign of more than 8 characters, or a malformed CSV.
     """
-    if len(columns) < 5:
-        raise GenerationError(f"{member}: {len(columns)} columns; expected day, src, dst, callsign, typecode")
-    days = pa.array(columns[0], type=pa.string())
+    columns_at_least(columns, 5, member, "day, src, dst, callsign, typecode")
+    days, callsign, typecode = columns[0], columns[3], columns[4]
     if len(days) and not str(days[0].as_py()).isdigit():
         raise GenerationError(
             f"{member}: the timestamps are date strings ({days[0].as_py()!r}), not Unix seconds; py-tgb converts them "
@@ -152,9 +164,7 @@ def _opensky(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]:
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise GenerationError(f"{member}: column 0 (day) holds a value that is not an integer ({exc})") from exc
     t = t.astype(np.float64).astype(np.int64)  # py-tgb: float(int(ts)) into a float64 column
-    src, dst = _renumbered(columns[1], columns[2])
-    callsign = pa.array(columns[3], type=pa.string())
-    typecode = pa.array(columns[4], type=pa.string())
+    src, dst, nodes = first_appearance(columns[1], columns[2])
     too_long = np.flatnonzero(pc.greater(pc.utf8_length(callsign), 8).to_numpy(zero_copy_only=False))
     if len(too_long):
         row = int(too_long[0])
@@ -164,24 +174,26 @@ def _opensky(columns: list[np.ndarray], member: str) -> dict[str, np.ndarray]:
             "than 16 features), so this is not a release py-tgb can load")
     typecode = pc.if_else(pc.greater(pc.utf8_length(typecode), 8), "!!!!!!!!", typecode)
     joined = pc.binary_join_element_wise(pc.utf8_rpad(callsign, width=8, padding="!"),
-                                         pc.utf8_rpad(typecode, width=8, padding="!"), "")
+                                         pc.utf8_rpad(typecode, width=8, padding="!"),
+                                         pa.scalar("", type=callsign.type))
     return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64),
-            "edge_feat": _encode_characters(joined, member)}
+            "edge_feat": _encode_characters(joined, member, 16)}, nodes
 
 
-def _encode_characters(strings: pa.Array, member: str) -> np.ndarray:
-    """py-tgb's ``convert_str2int`` of strings of 16 characters each, as float64 ``[n, 16]``."""
+def _encode_characters(strings: pa.Array, member: str, width: int) -> np.ndarray:
+    """py-tgb's ``convert_str2int`` of strings of ``width`` characters each, as float64 ``[n, width]``: a digit ->
+    its value, ``!`` -> -1, anything else -> ``ord(c.upper()) - 44 + 9``, as float32."""
     n = len(strings)
     if n == 0:
-        return np.zeros((0, 16))
+        return np.zeros((0, width))
     if bool(pc.all(pc.string_is_ascii(strings)).as_py()):
-        binary = strings.cast(pa.large_binary())  # every string is 16 ASCII bytes: one contiguous block
+        binary = strings.cast(pa.large_binary())  # every string is `width` ASCII bytes: one contiguous block
         offsets = np.frombuffer(binary.buffers()[1], dtype=np.int64)[binary.offset:binary.offset + n + 1]
         data = np.frombuffer(binary.buffers()[2], dtype=np.uint8)
-        codes = data[offsets[0]:offsets[-1]].reshape(n, 16).astype(np.int64)
+        codes = data[offsets[0]:offsets[-1]].reshape(n, width).astype(np.int64)
     else:
-        codes = np.asarray(strings.to_numpy(zero_copy_only=False).astype("U16")).view(np.uint32).reshape(n, 16)
-        codes = codes.astype(np.int64)
+        codes = np.asarray(strings.to_numpy(zero_copy_only=False).astype(f"U{width}")).view(np.uint32)
+        codes = codes.reshape(n, width).astype(np.int64)
     values = np.where((codes >= ord("a")) & (codes <= ord("z")), codes - 32, codes) - 44 + 9
     values = np.where((codes >= ord("0")) & (codes <= ord("9")), codes - ord("0"), values)
     values = np.where(codes == ord("!"), -1, values)
@@ -190,25 +202,86 @@ def _encode_characters(strings: pa.Array, member: str) -> np.ndarray:
         try:
             value = float(char) if char.isnumeric() else float(ord(char.upper()) - 44 + 9)
         except (TypeError, ValueError) as exc:
-            raise GenerationError(f"{member}: py-tgb cannot encode the character {char!r} of a callsign or typecode "
-                                  f"({exc})") from exc
+            raise GenerationError(f"{member}: py-tgb cannot encode the character {char!r} ({exc})") from exc
         values[codes == code] = value
     return values.astype(np.float32).astype(np.float64)
 
 
 #: py-tgb's parser of each tgbl edge list, by the name this project gives it (the catalogue's datasets map to them
-#: in :data:`generators.tgb.artifacts.PARSERS`)
+#: in :data:`DATASET_PARSERS`)
 PARSERS = {"edgelist-wiki": _wiki, "stablecoin": _stablecoin, "reddit-comments": _comments, "opensky": _opensky}
 #: the columns each parser reads as text (py-tgb maps the strings, not numbers: raw ids, and flight's day, callsign
 #: and typecode, whose first value decides the timestamp format and whose characters are encoded)
 STRING_IDS = {"stablecoin": (1, 2), "reddit-comments": (1, 2), "opensky": (0, 1, 2, 3, 4)}
 
 
-def _integers(values: np.ndarray, member: str, what: str) -> np.ndarray:
-    array = np.asarray(values)
-    if not np.issubdtype(array.dtype, np.integer):
-        raise GenerationError(f"{member}: {what} holds {array.dtype} values; TGB's ids are integers")
-    return array.astype(np.int64)
+def parse_node_features(release: Release, member: str, nodes: pa.Array | None
+                        ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """py-tgb's ``process_node_feat`` (tgbl-flight's airport file: ``airport_code, type, continent, iso_region,
+    longitude, latitude``, by position, every field as text): ``node`` (int32, every node id) and ``node_feat``
+    (float64 ``[N, 20]``), and what the manifest says of them (``layout``, ``nodes_without_features``).
+
+    py-tgb skips the rows whose airport no edge has, numbers the types and the continents of the other rows by
+    first appearance, and gives each row ``[one-hot type, one-hot continent, convert_str2int(iso_region padded with
+    '!' to 7), float(longitude), float(latitude)]`` (the docstring's scaling by 180 and 90 is not in the code); an
+    airport listed twice keeps its last row, one not listed keeps zeros.
+
+    Raises:
+        GenerationError: if the edge list's parser keeps no raw ids to match the codes against, a row's vector is
+            not py-tgb's 20 values wide (py-tgb fails on it), or a coordinate is not a number.
+    """
+    if nodes is None:
+        raise GenerationError(f"{member}: py-tgb matches its airport codes against the raw ids of the edge list, "
+                              "which this dataset's parser does not keep; is it another dataset's file?")
+    columns = read_csv(release.read(member), member, strings=EVERY_COLUMN)
+    columns_at_least(columns, 6, member, "airport_code, type, continent, iso_region, longitude, latitude")
+    rows = np.flatnonzero(pc.is_in(columns[0], value_set=nodes).to_numpy(zero_copy_only=False))
+    code, kind, continent, region, longitude, latitude = (column.take(pa.array(rows)) for column in columns[:6])
+    kinds, kind_names = numbered(kind)
+    continents, continent_names = numbered(continent)
+    region = pc.utf8_rpad(region, width=REGION_PAD, padding="!")
+    width = NODE_FEAT_DIM - len(kind_names) - len(continent_names) - 2
+    wrong = np.flatnonzero(pc.utf8_length(region).to_numpy(zero_copy_only=False) != width)
+    if len(wrong):
+        row, size = int(rows[wrong[0]]), len(region[int(wrong[0])].as_py())
+        raise GenerationError(
+            f"{member}: row {row} (line {row + 2}) encodes to {len(kind_names)} types + {len(continent_names)} "
+            f"continents + {size} region characters + 2 coordinates = {size + NODE_FEAT_DIM - width} values, not "
+            f"py-tgb's {NODE_FEAT_DIM} ({len(wrong)} such rows); py-tgb's process_node_feat fails on it, so this is "
+            "not a release py-tgb can load")
+    features = np.zeros((len(rows), NODE_FEAT_DIM))
+    features[np.arange(len(rows)), kinds] = 1.0
+    features[np.arange(len(rows)), len(kind_names) + continents] = 1.0
+    features[:, NODE_FEAT_DIM - 2 - width:NODE_FEAT_DIM - 2] = _encode_characters(region, member, width)
+    features[:, -2] = _coordinates(longitude, member, "column 4 (longitude)")
+    features[:, -1] = _coordinates(latitude, member, "column 5 (latitude)")
+    node = pc.index_in(code, value_set=nodes).to_numpy().astype(np.int64)
+    _, from_end = np.unique(node[::-1], return_index=True)
+    last = len(node) - 1 - from_end  # an airport listed twice keeps its last row, as py-tgb's loop assigns
+    node_feat = np.zeros((len(nodes), NODE_FEAT_DIM))
+    node_feat[node[last]] = features[last]
+    layout = {"type": {"columns": [0, len(kind_names)], "one_hot": kind_names.to_pylist()},
+              "continent": {"columns": [len(kind_names), NODE_FEAT_DIM - 2 - width],
+                            "one_hot": continent_names.to_pylist()},
+              "iso_region": {"columns": [NODE_FEAT_DIM - 2 - width, NODE_FEAT_DIM - 2],
+                             "encoding": "py-tgb's convert_str2int of the region padded with '!' to 7 characters"},
+              "longitude": {"columns": [NODE_FEAT_DIM - 2, NODE_FEAT_DIM - 1]},
+              "latitude": {"columns": [NODE_FEAT_DIM - 1, NODE_FEAT_DIM]}}
+    return ({"node": np.arange(len(nodes), dtype=np.int32), "node_feat": node_feat},
+            {"layout": layout, "nodes_without_features": int(len(nodes) - len(last))})
+
+
+def _coordinates(column: pa.Array, member: str, what: str) -> np.ndarray:
+    """``float(text)`` of every field, as py-tgb parses a coordinate.
+
+    Raises:
+        GenerationError: naming the column, if a field is not a number.
+    """
+    try:
+        return pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise GenerationError(f"{member}: {what} holds a value py-tgb's float() cannot parse ({exc}); is it the "
+                              "release TGB published?") from exc
 
 
 def time_order(edges: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], int]:
@@ -262,43 +335,58 @@ def measured_stats(edges: Mapping[str, np.ndarray], splits: Mapping[str, tuple[i
 
 def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]]:
     """The dataset's files (name -> columns) from an opened release, and what was measured on the way (``splits``,
-    ``measured``, ``num_nodes``, ``reordered_rows``, ``parser``, ...).
+    ``measured``, ``num_nodes``, ``reordered_rows``, ``parser``, and ``node_feat`` where the release has node
+    features).
 
     Raises:
         GenerationError: for a dataset family or parser this tgbhub cannot import yet, or a release that does not
             fit py-tgb's layout (naming the file and the problem).
     """
     parser = DATASET_PARSERS.get(entry.name, "unknown")
-    edges, reordered = time_order(parse_edges(release, entry.files, parser))
+    parsed, nodes = parse_edges(release, entry.files, parser)
+    edges, reordered = time_order(parsed)
     splits = split_rows(edges["t"], float(entry.split["val"]), float(entry.split["test"]))
     files: dict[str, dict[str, np.ndarray]] = {EDGES_FILE: {
         "t": edges["t"], "src": edges["src"].astype(np.int32), "dst": edges["dst"].astype(np.int32),
         "edge_id": edges["edge_id"], "edge_feat": edges["edge_feat"]}}
+    info: dict[str, Any] = {"splits": splits, "reordered_rows": reordered, "parser": parser,
+                            "measured": measured_stats(edges, splits),
+                            "num_nodes": int(max(edges["src"].max(), edges["dst"].max())) + 1 if len(edges["t"]) else 0}
+    if "node_feat" in entry.files:  # the catalogue lists the file for the datasets py-tgb reads node features of
+        files[NODES_FILE], info["node_feat"] = parse_node_features(release, entry.files["node_feat"], nodes)
+        info["measured"].update(node_feat_dim=NODE_FEAT_DIM,
+                                nodes_without_features=info["node_feat"]["nodes_without_features"])
     for split in SPLITS[1:]:
         member = entry.files[f"{split}_ns"]
         table = load_pickle(release.read(member), member)
         lo, hi = splits[split]
         files[negatives_file(split)] = convert_negatives(table, edges["t"][lo:hi], edges["src"][lo:hi],
                                                          edges["dst"][lo:hi], member)
-    info = {"splits": splits, "reordered_rows": reordered, "parser": parser,
-            "measured": measured_stats(edges, splits),
-            "num_nodes": int(max(edges["src"].max(), edges["dst"].max())) + 1 if len(edges["t"]) else 0}
     return files, info
 
 
 def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path) -> dict[str, Path]:
-    """Write the files into ``folder`` (zstd Parquet, no timestamps: byte-stable)."""
+    """Write the files into ``folder`` (zstd Parquet, no timestamps: byte-stable): negatives in the ranking
+    layout, every other file by :func:`write_parquet`."""
     folder.mkdir(parents=True, exist_ok=True)
-    edges = files[EDGES_FILE]
-    features = np.ascontiguousarray(edges["edge_feat"], dtype=np.float64)
-    columns = [pa.array(edges["t"]), pa.array(edges["src"]), pa.array(edges["dst"]), pa.array(edges["edge_id"]),
-               pa.FixedSizeListArray.from_arrays(pa.array(features.reshape(-1)), features.shape[1])]
-    table = pa.Table.from_arrays(columns, names=["t", "src", "dst", "edge_id", "edge_feat"])
-    pq.write_table(table, folder / EDGES_FILE, compression="zstd", row_group_size=1 << 20, write_statistics=True)
-    for name, negatives in files.items():
-        if name != EDGES_FILE:
-            write_negatives(negatives, folder / name)
+    for name, columns in files.items():
+        if name.startswith("negatives-"):
+            write_negatives(columns, folder / name)
+        else:
+            write_parquet(columns, folder / name)
     return {name: folder / name for name in files}
+
+
+def write_parquet(columns: Mapping[str, np.ndarray], path: Path) -> None:
+    """One Parquet column per array, in order (a 2-D array as a fixed-size list), zstd, one row group per 1M rows,
+    no timestamps in the file, so the bytes are stable (every TGB family's files but the ranking negatives)."""
+    arrays = []
+    for values in columns.values():
+        matrix = np.ascontiguousarray(values)
+        arrays.append(pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
+                      if matrix.ndim == 2 else pa.array(matrix))
+    table = pa.Table.from_arrays(arrays, names=list(columns))
+    pq.write_table(table, path, compression="zstd", row_group_size=1 << 20, write_statistics=True)
 
 
 def _ranking_task(entry: Any, splits: list[str]) -> dict[str, Any]:
@@ -324,12 +412,22 @@ def describe(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]], info: Ma
     record_sets = [parquet_record_set("edges", EDGES_FILE, "The release's edges in time order: py-tgb's node ids, "
                                       "the timestamp as an integer, the CSV row (edge_id) and the edge features.",
                                       edges)]
+    if NODES_FILE in files:
+        record_sets.append(parquet_record_set("nodes", NODES_FILE, "py-tgb's node_feat: one row per node id, the "
+                                              "features py-tgb's process_node_feat gives it (zeros for a node the "
+                                              "release does not describe).", files[NODES_FILE]))
     record_sets += [parquet_record_set(f"negatives-{split}", negatives_file(split), f"TGB's {split} negatives, one "
                                        "row per edge of the split, -1 padded after count.",
                                        files[negatives_file(split)]) for split in splits]
-    graph = {"kind": "temporal-graph", "time": "continuous", "time_unit": entry.time_unit or "second",
-             "directed": bool(entry.directed) if entry.directed is not None else True, "symmetric": False,
-             "num_nodes": info["num_nodes"], "edges_file": EDGES_FILE,
-             "node_features": "none", "edge_features": f"float64[{edges['edge_feat'].shape[1]}] (edge_feat)",
-             "pytgb_edge_idxs_start": EDGE_IDXS_START.get(info["parser"], 0)}
+    graph: dict[str, Any] = {
+        "kind": "temporal-graph", "time": "continuous", "time_unit": entry.time_unit or "second",
+        "directed": bool(entry.directed) if entry.directed is not None else True, "symmetric": False,
+        "num_nodes": info["num_nodes"], "edges_file": EDGES_FILE, "node_features": "none",
+        "edge_features": f"float64[{edges['edge_feat'].shape[1]}] (edge_feat)",
+        "pytgb_edge_idxs_start": EDGE_IDXS_START.get(info["parser"], 0)}
+    if NODES_FILE in files:
+        graph["node_features"] = f"float64[{NODE_FEAT_DIM}] (node_feat of {NODES_FILE})"
+        graph["node_feat"] = {"file": NODES_FILE, "column": "node_feat", "dim": NODE_FEAT_DIM,
+                              "reader": "process_node_feat", "layout": info["node_feat"]["layout"],
+                              "unlisted": "all zeros (stats.nodes_without_features), as py-tgb's"}
     return {"graph": graph, "tasks": [_ranking_task(entry, splits)], "record_sets": record_sets}

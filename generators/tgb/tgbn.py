@@ -36,7 +36,6 @@ order (stable, ``edge_id`` keeps the CSV row) and the split is py-tgb's quantile
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,11 +44,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pcsv
-import pyarrow.parquet as pq
 
-from .release import Release
-from .tgbl import SPLITS, split_rows, time_order
+from .release import EVERY_COLUMN, Release, columns_at_least, first_appearance, numbered, read_csv
+from .tgbl import SPLITS, split_rows, time_order, write_parquet
 from ..manifests import parquet_record_set
 from tgbhub.errors import GenerationError
 
@@ -60,8 +57,6 @@ TASK_TYPE = "node-property-ndcg"
 NDCG_K = 10
 #: where py-tgb's ``edge_idxs`` start for every tgbn parser (``idx_list[idx - 1] = idx``, idx counting from 1)
 PYTGB_EDGE_IDXS_START = 1
-#: widest CSV any parser reads (token: 5 columns); every column is read as text, as ``csv.reader`` yields it
-_MAX_COLUMNS = 64
 
 
 @dataclass(frozen=True)
@@ -104,12 +99,15 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
         raise GenerationError(f"{entry.name} has no tgbn parser in this tgbhub (it knows {', '.join(PARSERS)}); "
                               "upgrade tgbhub")
     member = entry.files["edgelist"]
-    columns = _text_columns(release.read(member), member, parser.columns)
+    columns = read_csv(release.read(member), member, strings=EVERY_COLUMN)
+    columns_at_least(columns, parser.columns, member, f"the {parser.columns} columns py-tgb's {parser.name} reads")
     ids = _NodeIds.of(columns[1], columns[2], parser, int(entry.num_classes or 0), member)
     edges, reordered = time_order(_edges(columns, ids, parser, member))
     splits = split_rows(edges["t"], float(entry.split["val"]), float(entry.split["test"]))
     label_member = entry.files["node_labels"]
-    labels = _labels(_text_columns(release.read(label_member), label_member, 4), ids, label_member)
+    label_columns = read_csv(release.read(label_member), label_member, strings=EVERY_COLUMN)
+    columns_at_least(label_columns, 4, label_member, "timestamp, node, class, weight")
+    labels = _labels(label_columns, ids, label_member)
     label_rows = label_splits(edges["t"], splits, labels["t"])
     files = {EDGES_FILE: edges, LABELS_FILE: labels}
     measured = {"num_nodes": int(len(np.union1d(edges["src"], edges["dst"]))), "num_edges": int(len(edges["t"])),
@@ -123,25 +121,6 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
     info = {"splits": splits, "reordered_rows": reordered, "parser": parser.name, "measured": measured,
             "num_nodes": ids.space, "label_rows": label_rows, "label_dim": ids.width}
     return files, info
-
-
-def _text_columns(data: bytes, member: str, needed: int) -> list[pa.Array]:
-    """The CSV's columns by position, every field as text (its one header line skipped, as py-tgb does).
-
-    Raises:
-        GenerationError: if it is not a CSV or has fewer than ``needed`` columns.
-    """
-    types = {f"f{i}": pa.string() for i in range(_MAX_COLUMNS)}
-    try:
-        table = pcsv.read_csv(io.BytesIO(data), read_options=pcsv.ReadOptions(skip_rows=1,
-                                                                              autogenerate_column_names=True),
-                              convert_options=pcsv.ConvertOptions(column_types=types))
-    except pa.ArrowInvalid as exc:
-        raise GenerationError(f"{member}: not a CSV in TGB's layout ({exc})") from exc
-    if table.num_columns < needed:
-        raise GenerationError(f"{member}: {table.num_columns} columns; py-tgb's parser reads {needed} by position "
-                              "(is it another dataset's file?)")
-    return [column.combine_chunks() for column in table.columns]
 
 
 def _parse(column: pa.Array, kind: str, member: str, what: str) -> np.ndarray:
@@ -199,12 +178,11 @@ class _NodeIds:
                 a class and a user the same id).
         """
         if parser.shared_ids:
-            values, codes = _first_appearance(pa.concat_arrays([rows, classes]), interleaved=len(rows))
-            src, dst = codes[:len(rows)], codes[len(rows):]
+            src, dst, values = first_appearance(rows, classes)
             return _NodeIds(values, np.arange(len(values)), values, np.arange(len(values)), src, dst,
                             len(values), len(values))
-        user_values, users = _first_appearance(rows)
-        class_values, labels = _first_appearance(classes)
+        users, user_values = numbered(rows)
+        labels, class_values = numbered(classes)
         if len(class_values) > num_classes:
             raise GenerationError(f"{member}: column 2 holds {len(class_values)} distinct classes, more than the "
                                   f"{num_classes} py-tgb reserves (DATA_NUM_CLASSES); users would share ids with "
@@ -226,25 +204,6 @@ class _NodeIds:
             raise GenerationError(f"{member}: row {row + 1} names {raw[row].as_py()!r} in column {column}, which the "
                                   "edge list does not hold (py-tgb raises KeyError); the files are not one release")
         return ids[found.to_numpy()]
-
-
-def _first_appearance(values: pa.Array, interleaved: int | None = None) -> tuple[pa.Array, np.ndarray]:
-    """The distinct values in order of first appearance and each value's number (0, 1, ...).
-
-    ``interleaved=n``: ``values`` is a column of ``n`` sources followed by their ``n`` destinations, and the order is
-    row by row, the source before the destination (py-tgb's loop).
-    """
-    encoded = values.dictionary_encode()
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    stream = codes
-    if interleaved is not None:
-        stream = np.empty(len(codes), dtype=np.int64)
-        stream[0::2], stream[1::2] = codes[:interleaved], codes[interleaved:]
-    _, first = np.unique(stream, return_index=True)
-    order = np.argsort(first, kind="stable")
-    number = np.empty(len(order), dtype=np.int64)
-    number[order] = np.arange(len(order))
-    return encoded.dictionary.take(pa.array(order)), number[codes]
 
 
 def _edges(columns: list[pa.Array], ids: _NodeIds, parser: Parser, member: str) -> dict[str, np.ndarray]:
@@ -299,14 +258,11 @@ def label_splits(edge_t: np.ndarray, splits: Mapping[str, tuple[int, int]],
 
 
 def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path) -> dict[str, Path]:
-    """Write each file's columns, in their order, into ``folder`` (zstd Parquet, a 2-D column as a fixed-size
-    list, no timestamps: byte-stable)."""
+    """Write each file's columns, in their order, into ``folder`` with
+    :func:`generators.tgb.tgbl.write_parquet` (byte-stable)."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, columns in files.items():
-        arrays = [pa.FixedSizeListArray.from_arrays(pa.array(np.ascontiguousarray(v).reshape(-1)), v.shape[1])
-                  if v.ndim == 2 else pa.array(v) for v in columns.values()]
-        table = pa.Table.from_arrays(arrays, names=list(columns))
-        pq.write_table(table, folder / name, compression="zstd", row_group_size=1 << 20, write_statistics=True)
+        write_parquet(columns, folder / name)
     return {name: folder / name for name in files}
 
 

@@ -13,7 +13,9 @@ What py-tgb's loader does (spec ``tgb.md`` §1.2, §2.1, §2.4, §2.5; checked a
   ``stats.nodes_without_type``; a listed id the edges lack makes py-tgb raise, and the import too).
 - split: quantiles of the timestamps at 0.70/0.85, ties to the earlier split.
 - negatives (``node-type-filtered``): keyed ``(t, src, rel)``, ``q`` nodes of the destination's type outside the
-  conflict set; py-tgb returns the pickled array as it is. Tail prediction only.
+  conflict set; py-tgb returns the pickled array as it is. Tail prediction only. Checked against the node-type
+  pools and conflict sets of :func:`generators.negatives.node_type_filtered` (counts in ``stats``, see
+  :mod:`.tkgl`).
 
 What is stored: ``edges.parquet`` (``t`` int64, ``src``/``dst``/``edge_type`` int32, ``edge_id`` int64 = the CSV row,
 and for forum ``edge_feat`` float64 ``[E, 2]``), sorted stably by ``t`` (an unsorted release keeps each row's CSV
@@ -29,10 +31,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .release import Release
+from .release import Release, columns_at_least, first_appearance, integers, read_csv
 from .tgbl import split_rows, time_order
-from .tkgl import (EDGES_FILE, columns_at_least, first_appearance, integers, measured_stats, parser_of,
-                   ranking_task, read_csv_columns, record_sets, split_negatives, write)
+from .tkgl import EDGES_FILE, measured_stats, parser_of, ranking_task, record_sets, split_negatives, write
 from tgbhub.errors import GenerationError
 
 NODES_FILE = "nodes.parquet"
@@ -52,7 +53,7 @@ def parse_edges(release: Release, member: str, parser: str) -> tuple[dict[str, n
     if parser not in ("csv_to_thg_data", "csv_to_forum_data"):
         raise GenerationError(f"{member}: py-tgb's parser {parser!r} is not a THG parser; upgrade tgbhub")
     forum = parser == "csv_to_forum_data"
-    columns = read_csv_columns(release, member)
+    columns = read_csv(release.read(member), member)
     columns_at_least(columns, 6 if forum else 4, member, "timestamp, head, tail, relation_type" +
                      (", num_words, score" if forum else ""))
     head = integers(columns[1], member, "column 1 (head)")
@@ -76,7 +77,7 @@ def parse_node_types(release: Release, member: str, nodes: pa.Array) -> tuple[np
     Raises:
         GenerationError: if the file lists an id the edges lack (py-tgb raises too) or a type that is not an integer.
     """
-    columns = read_csv_columns(release, member)
+    columns = read_csv(release.read(member), member)
     columns_at_least(columns, 2, member, "node_id, type")
     listed = integers(columns[0], member, "column 0 (node_id)")
     types = integers(columns[1], member, "column 1 (type)")
@@ -108,11 +109,12 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
     num_nodes = int(len(nodes))
     node_type, untyped = parse_node_types(release, entry.files["nodetype"], nodes)
     files = {EDGES_FILE: edges, NODES_FILE: {"node": np.arange(num_nodes, dtype=np.int32), "type": node_type}}
-    files.update(split_negatives(entry, release, edges, splits, num_nodes))
+    negatives, checked = split_negatives(entry, release, edges, splits, num_nodes, node_type)
+    files.update(negatives)
     measured = measured_stats(edges, splits, np.ones(len(edges["t"]), dtype=bool))
     num_rels = int(len(np.unique(edges["edge_type"])))
     measured.update(num_relations=num_rels, num_node_types=int(len(np.unique(node_type))),
-                    nodes_without_type=untyped)
+                    nodes_without_type=untyped, **checked)
     if "edge_feat" in edges:
         measured["edge_feat_dim"] = int(edges["edge_feat"].shape[1])
     return files, {"splits": splits, "measured": measured, "num_nodes": num_nodes, "reordered_rows": reordered,

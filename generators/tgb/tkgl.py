@@ -43,25 +43,38 @@ What is stored (the storage decisions):
   split (``t, src, dst, edge_type, negatives`` int32 ``[n, q]`` padded with -1, ``count``), exactly the pickled
   arrays; upstream's fallback can draw the true destination as a negative (spec §2.3): kept, as py-tgb grades it,
   and counted in ``stats.negatives_holding_dst``.
+
+What is checked (the samplers of :mod:`generators.negatives` define the rules; TGB's pickles stay what is stored and
+graded, for py-tgb parity; a difference is reported with a :class:`~tgbhub.errors.SourceWarning` and counted in
+``stats``, per split):
+
+- time-filtered: the pickled conflict sets against :func:`generators.negatives.time_filtered` over the split's rows
+  (every destination true at ``(t, src, edge_type)``, inverse rows included): ``filter_sets_checked`` and
+  ``filter_sets_differing`` (distinct keys), ``filter_sets_lacking_dst`` (queries whose set lacks their own
+  destination: py-tgb ranks it against itself, half a rank lower, which the time-filtered evaluator does not);
+- 1-vs-q (dst-time-filtered here, node-type-filtered in :mod:`.thgl`): every negative against the query's pool
+  (:data:`POOLS`: the relation's objects anywhere in the data; the true destination's node type) and its conflict
+  set: ``negatives_outside_pool``, ``negatives_in_conflict_set``, ``negatives_holding_dst`` (queries) and
+  ``short_pool_queries`` (pool minus conflict set shorter than the query's negatives: TGB's fallback).
 """
 
 from __future__ import annotations
 
-import io
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.csv as pcsv
-import pyarrow.parquet as pq
 
-from .release import Release, first_appearance, load_pickle
-from .tgbl import SPLITS, split_rows, time_order
+from .release import (Release, columns_at_least, first_appearance, integers, load_pickle, numbered,
+                      read_csv)
+from .tgbl import SPLITS, split_rows, time_order, write_parquet
 from ..manifests import parquet_record_set
+from ..negatives import Pools, audit_pooled, relation_pools, time_filtered, type_pools
 from ..ranking import negatives_file, ranking_submission
-from tgbhub.errors import GenerationError
+from tgbhub.errors import GenerationError, SourceWarning
 
 EDGES_FILE = "edges.parquet"
 STATIC_FILE = "static-edges.parquet"
@@ -86,42 +99,6 @@ def filter_nodes_file(split: str) -> str:
 
 # --- reading ---------------------------------------------------------------------------------------------------------
 
-def read_csv_columns(release: Release, member: str, strings: Sequence[int] = ()) -> list[pa.Array]:
-    """The columns of a TGB CSV by position (header skipped), those in ``strings`` read as text, as py-tgb's
-    ``csv.reader`` does for Wikidata ids (no number parsing: ``Q1`` and ``01`` stay what they are).
-
-    Raises:
-        GenerationError: if the CSV cannot be parsed.
-    """
-    types = {f"f{k}": pa.large_string() for k in strings}
-    try:
-        table = pcsv.read_csv(io.BytesIO(release.read(member)),
-                              read_options=pcsv.ReadOptions(skip_rows=1, autogenerate_column_names=True),
-                              convert_options=pcsv.ConvertOptions(column_types=types))
-    except pa.ArrowInvalid as exc:
-        raise GenerationError(f"{member}: not a CSV in TGB's layout ({exc})") from exc
-    return [column.combine_chunks() for column in table.columns]
-
-
-def integers(column: pa.Array, member: str, what: str) -> np.ndarray:
-    """An integer CSV column as int64, as py-tgb's ``int(row[k])`` reads it.
-
-    Raises:
-        GenerationError: if the column holds anything but integers (or an empty field).
-    """
-    if not pa.types.is_integer(column.type) or column.null_count:
-        found = f"{column.type} values" + (" and empty fields" if column.null_count else "")
-        raise GenerationError(f"{member}: {what} holds {found}; py-tgb reads it with int(), so it must hold integers "
-                              "only")
-    return column.to_numpy().astype(np.int64)
-
-
-def columns_at_least(columns: list[pa.Array], count: int, member: str, expected: str) -> None:
-    """Raises GenerationError if the CSV has fewer than ``count`` columns."""
-    if len(columns) < count:
-        raise GenerationError(f"{member}: {len(columns)} columns; expected {expected}")
-
-
 def parse_quadruples(release: Release, member: str, parser: str) -> dict[str, Any]:
     """``t, src, dst, edge_type`` (int64, CSV order, py-tgb's ids) of a TKG edge list, with the numbering's
     dictionaries (``nodes``, ``relations``; ``relations`` is None where py-tgb keeps the relation ids).
@@ -132,15 +109,14 @@ def parse_quadruples(release: Release, member: str, parser: str) -> dict[str, An
     if parser not in ("csv_to_wikidata", "csv_to_tkg_data"):
         raise GenerationError(f"{member}: py-tgb's parser {parser!r} is not a TKG parser; upgrade tgbhub")
     wikidata = parser == "csv_to_wikidata"
-    columns = read_csv_columns(release, member, strings=(1, 2, 3) if wikidata else ())
+    columns = read_csv(release.read(member), member, strings=(1, 2, 3) if wikidata else ())
     columns_at_least(columns, 4, member, "timestamp, head, tail, relation_type")
     if not wikidata:
         for k, what in ((1, "column 1 (head)"), (2, "column 2 (tail)")):
             integers(columns[k], member, what)
     src, dst, nodes = first_appearance(columns[1], columns[2])
     if wikidata:
-        encoded = columns[3].dictionary_encode()
-        edge_type, relations = encoded.indices.to_numpy().astype(np.int64), encoded.dictionary
+        edge_type, relations = numbered(columns[3])
     else:
         edge_type, relations = integers(columns[3], member, "column 3 (relation_type)"), None
     return {"t": integers(columns[0], member, "column 0 (timestamp)"), "src": src, "dst": dst,
@@ -168,12 +144,11 @@ def parse_static(release: Release, member: str, nodes: pa.Array, relations: pa.A
     Raises:
         GenerationError: if the CSV does not have three columns.
     """
-    columns = read_csv_columns(release, member, strings=(0, 1, 2))
+    columns = read_csv(release.read(member), member, strings=(0, 1, 2))
     columns_at_least(columns, 3, member, "head, tail, relation_type")
     head, tail, every_node = first_appearance(columns[0], columns[1], known=nodes)
     known = len(relations)
-    stream = pa.concat_arrays([relations.cast(columns[2].type), columns[2]]).dictionary_encode()
-    codes = stream.indices.to_numpy().astype(np.int64)[known:]
+    codes, _ = numbered(columns[2], known=relations)
     edge_type = np.where(codes < known, codes, codes + known)  # new relations: 2R, 2R + 1, ...
     return {"head": head.astype(np.int32), "tail": tail.astype(np.int32),
             "edge_type": edge_type.astype(np.int32)}, int(len(every_node))
@@ -223,64 +198,150 @@ def ranking_negatives(table: Mapping[Any, Any], rows: Mapping[str, np.ndarray], 
 
 
 def filter_sets(table: Mapping[Any, Any], rows: Mapping[str, np.ndarray], num_nodes: int,
-                member: str) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+                member: str) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray]:
     """The time-aware filter set of every row as CSR: the per-query columns (``t, src, dst, edge_type,
-    filter_count``) and ``filter_indices`` (each set sorted, without repeats: py-tgb's ``np.delete`` drops a
-    repeated index once).
+    filter_count``), ``filter_indices`` (each set sorted, without repeats: py-tgb's ``np.delete`` drops a repeated
+    index once) and each query's key number (queries of one ``(t, src, edge_type)`` share it and their set).
+
+    The sets are TGB's as pickled, even where they are not the ones the edges determine (:func:`check_filter_sets`
+    says so and counts them): py-tgb grades against them.
 
     Raises:
-        GenerationError: as :func:`_lookup`, or if a set lacks its own query's destination (py-tgb would then rank
-            the true destination against itself: the pickle is not the conflict sets of this edge list).
+        GenerationError: as :func:`_lookup`.
     """
     index, found = _lookup(table, rows["t"], rows["src"], rows["edge_type"], num_nodes, member)
     sets = [np.unique(values) for values in found]
     key_counts = np.array([len(x) for x in sets], dtype=np.int64)
     key_offsets = np.concatenate([[0], np.cumsum(key_counts)])
     key_indices = np.concatenate(sets) if sets else np.zeros(0, dtype=np.int64)
-    owner = np.repeat(np.arange(len(sets)), key_counts)
-    held = np.isin(index * num_nodes + rows["dst"].astype(np.int64), owner * num_nodes + key_indices)
-    if not held.all():
-        row = int(np.flatnonzero(~held)[0])
-        raise GenerationError(f"{member}: the filter set of (t={rows['t'][row]}, src={rows['src'][row]}, "
-                              f"edge_type={rows['edge_type'][row]}) lacks that query's destination "
-                              f"{rows['dst'][row]}; a time-filtered pickle holds every true destination: it does not "
-                              "belong to this edge list")
     counts = key_counts[index]
     offsets = np.concatenate([[0], np.cumsum(counts)])
     positions = np.repeat(key_offsets[index] - offsets[:-1], counts) + np.arange(offsets[-1])
     queries = {"t": rows["t"], "src": rows["src"], "dst": rows["dst"], "edge_type": rows["edge_type"],
                "filter_count": counts.astype(np.int32)}
-    return queries, {"filter_indices": key_indices[positions].astype(np.int32)}
+    return queries, {"filter_indices": key_indices[positions].astype(np.int32)}, index
+
+
+def _shown(values: np.ndarray, most: int = 12) -> str:
+    """A node set for a message: all of a small one, the first ``most`` and the size of a large one."""
+    listed = ", ".join(str(v) for v in values[:most].tolist())
+    return f"{{{listed}}}" if len(values) <= most else f"{{{listed}, ...}} ({len(values)} nodes)"
+
+
+def check_filter_sets(queries: Mapping[str, np.ndarray], nodes: Mapping[str, np.ndarray], keys: np.ndarray,
+                      member: str, split: str) -> dict[str, int]:
+    """Compare TGB's pickled conflict sets (:func:`filter_sets`) with the ones the split's rows determine
+    (:func:`generators.negatives.time_filtered`: every destination true at ``(t, src, edge_type)`` in the split,
+    inverse rows included): ``checked`` (keys compared), ``differing`` (keys whose sets differ) and ``lacking_dst``
+    (queries whose set lacks their own destination). A difference is reported with a
+    :class:`~tgbhub.errors.SourceWarning` naming the first differing key and both sets; TGB's sets stay the ones
+    stored (py-tgb grades against them)."""
+    offsets, ours = time_filtered(queries["t"], queries["src"], queries["edge_type"], queries["dst"])
+    ours_count = np.diff(offsets)
+    theirs_count = queries["filter_count"].astype(np.int64)
+    theirs = nodes["filter_indices"]
+    differs = ours_count != theirs_count
+    same = ~differs  # sets of one size line up entry by entry in both CSR arrays
+    owner = np.repeat(np.flatnonzero(same), ours_count[same])
+    differs[owner[theirs[np.repeat(same, theirs_count)] != ours[np.repeat(same, ours_count)]]] = True
+    owner = np.repeat(np.arange(len(theirs_count)), theirs_count)
+    holds = np.zeros(len(theirs_count), dtype=bool)
+    holds[owner[theirs == queries["dst"][owner]]] = True
+    result = {"checked": int(len(np.unique(keys))), "differing": int(len(np.unique(keys[differs]))),
+              "lacking_dst": int(np.count_nonzero(~holds))}
+    if result["differing"]:
+        i = int(np.flatnonzero(differs)[0])
+        start = int(theirs_count[:i].sum())
+        lacking = (f" {result['lacking_dst']} queries' sets lack their own destination: py-tgb then ranks it against "
+                   "itself too (half a rank lower), which tgbhub's time-filtered evaluator does not "
+                   "(stats.filter_sets_lacking_dst)." if result["lacking_dst"] else "")
+        warnings.warn(
+            f"{member}: {result['differing']} of the {result['checked']} time-aware filter sets of the {split} split "
+            "differ from the ones its edges determine (every destination true at (t, src, edge_type) in the split, "
+            f"inverse edges included); the first is (t={queries['t'][i]}, src={queries['src'][i]}, "
+            f"edge_type={queries['edge_type'][i]}): the pickle holds {_shown(theirs[start:start + theirs_count[i]])}, "
+            f"the edges give {_shown(ours[offsets[i]:offsets[i + 1]])}.{lacking} TGB's sets are kept and graded, as "
+            "py-tgb grades them (stats.filter_sets_differing counts them); if the release should match, download it "
+            "again", SourceWarning, stacklevel=4)
+    return result
+
+
+#: the pool TGB's generator of each 1-vs-q strategy draws a query's negatives from, as this project's samplers
+#: (:mod:`generators.negatives`) define it: ``(the split's rows, every row of the dataset, node types) -> Pools``
+POOLS: Mapping[str, Callable[[Mapping[str, np.ndarray], Mapping[str, np.ndarray], np.ndarray | None], Pools]] = {
+    "dst-time-filtered": lambda rows, edges, node_type: relation_pools(rows["edge_type"], edges["edge_type"],
+                                                                       edges["dst"]),
+    "node-type-filtered": lambda rows, edges, node_type: type_pools(rows["dst"], node_type),
+}
+
+
+def audit_negatives(negatives: Mapping[str, np.ndarray], pools: Pools, num_nodes: int, member: str,
+                    split: str) -> dict[str, int]:
+    """Check TGB's pickled 1-vs-q negatives (:func:`ranking_negatives`) against the pools and conflict sets of the
+    samplers (:func:`generators.negatives.audit_pooled`): negatives outside the query's pool, negatives in its
+    conflict set, queries whose negatives hold their own destination, queries whose pool minus the conflict set is
+    shorter than their negatives. Counted over the split's queries (rows); a negative outside the pool or in the
+    conflict set is reported with a :class:`~tgbhub.errors.SourceWarning` naming the first such query. The
+    negatives stay TGB's (py-tgb grades against them)."""
+    found = audit_pooled(negatives["negatives"], negatives["count"], negatives["t"], negatives["src"],
+                         negatives["edge_type"], negatives["dst"], pools, num_nodes)
+    short = found.pool_left < negatives["count"]
+    stats = {"negatives_outside_pool": int(found.outside_pool.sum()),
+             "negatives_in_conflict_set": int(found.in_conflict_set.sum()),
+             "negatives_holding_dst": int(found.holds_dst.sum()), "short_pool_queries": int(short.sum())}
+    wrong = np.flatnonzero((found.outside_pool > 0) | (found.in_conflict_set > 0))
+    if len(wrong):
+        i = int(wrong[0])
+        explained = int(found.outside_pool[short].sum())
+        warnings.warn(
+            f"{member}: {stats['negatives_outside_pool']} negatives of the {split} split lie outside their query's "
+            f"pool and {stats['negatives_in_conflict_set']} in its conflict set (true destinations of (t, src, "
+            f"edge_type), {stats['negatives_holding_dst']} queries' own); the first query is (t={negatives['t'][i]}, "
+            f"src={negatives['src'][i]}, edge_type={negatives['edge_type'][i]}, dst={negatives['dst'][i]}) with "
+            f"{found.outside_pool[i]} outside and {found.in_conflict_set[i]} in the conflict set among "
+            f"{_shown(negatives['negatives'][i, :negatives['count'][i]])}. {explained} of the outside ones belong "
+            f"to the {stats['short_pool_queries']} queries whose pool is shorter than their negatives (TGB's "
+            "fallback draws the rest from all nodes, the conflict set not excluded: spec tgb.md §2.3). The "
+            "negatives are kept and graded, as py-tgb grades them (stats.negatives_outside_pool, "
+            "stats.negatives_in_conflict_set); if the release should match, download it again",
+            SourceWarning, stacklevel=4)
+    return stats
 
 
 def split_negatives(entry: Any, release: Release, edges: Mapping[str, np.ndarray],
-                    splits: Mapping[str, tuple[int, int]], num_nodes: int) -> dict[str, dict[str, np.ndarray]]:
-    """The files of the val and test negatives (filter sets for ``time-filtered``, else the ranking layout).
+                    splits: Mapping[str, tuple[int, int]], num_nodes: int, node_type: np.ndarray | None = None
+                    ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, int]]]:
+    """The files of the val and test negatives (filter sets for ``time-filtered``, else the ranking layout) and
+    what checking them against the edges found, per statistic and split: ``filter_sets_checked``,
+    ``filter_sets_differing`` and ``filter_sets_lacking_dst`` (:func:`check_filter_sets`), or the counts of
+    :func:`audit_negatives` for the strategies of :data:`POOLS` (``node_type``: the node types a THG's pools need).
 
     Raises:
-        GenerationError: as :func:`ranking_negatives` and :func:`filter_sets`.
+        GenerationError: as :func:`ranking_negatives` and :func:`filter_sets`, or for a 1-vs-q strategy whose pools
+            this tgbhub does not know.
     """
     files: dict[str, dict[str, np.ndarray]] = {}
+    stats: dict[str, dict[str, int]] = {}
     for split in SPLITS[1:]:
         member = entry.files[f"{split}_ns"]
         table = load_pickle(release.read(member), member)
         lo, hi = splits[split]
         rows = {name: edges[name][lo:hi] for name in ("t", "src", "dst", "edge_type")}
         if entry.ns_strategy == "time-filtered":
-            files[filters_file(split)], files[filter_nodes_file(split)] = filter_sets(table, rows, num_nodes, member)
+            queries, nodes, keys = filter_sets(table, rows, num_nodes, member)
+            files[filters_file(split)], files[filter_nodes_file(split)] = queries, nodes
+            found = {f"filter_sets_{k}": v for k, v in check_filter_sets(queries, nodes, keys, member, split).items()}
         else:
+            pools = POOLS.get(entry.ns_strategy)
+            if pools is None:
+                raise GenerationError(f"{entry.name}: TGB's negative strategy {entry.ns_strategy!r} has no pool rule "
+                                      f"in this tgbhub (it knows time-filtered, {', '.join(POOLS)}); upgrade tgbhub")
             files[negatives_file(split)] = ranking_negatives(table, rows, num_nodes, member)
-    return files
-
-
-def holding_dst(files: Mapping[str, Mapping[str, np.ndarray]]) -> dict[str, int]:
-    """Per split, the queries whose stored negatives include their own true destination (upstream's fallback)."""
-    out = {}
-    for split in SPLITS[1:]:
-        negatives = files.get(negatives_file(split))
-        if negatives is not None:
-            out[split] = int(np.any(negatives["negatives"] == negatives["dst"][:, None], axis=1).sum())
-    return out
+            found = audit_negatives(files[negatives_file(split)], pools(rows, edges, node_type), num_nodes, member,
+                                    split)
+        for stat, value in found.items():
+            stats.setdefault(stat, {})[split] = value
+    return files, stats
 
 
 # --- conversion ------------------------------------------------------------------------------------------------------
@@ -307,13 +368,13 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
         files[STATIC_FILE], static_nodes = parse_static(release, entry.files["static_edgelist"], quads["nodes"],
                                                         quads["relations"])
         static = {"num_edges": int(len(files[STATIC_FILE]["head"])), "num_nodes": static_nodes}
-    files.update(split_negatives(entry, release, edges, splits, num_nodes))
+    negatives, checked = split_negatives(entry, release, edges, splits, num_nodes)
+    files.update(negatives)
     measured = measured_stats(edges, splits, edges["inverse"] == 0)
     measured["num_relations"] = num_rels
     if static is not None:
         measured["num_static_edges"] = static["num_edges"]
-    if any(negatives_file(split) in files for split in SPLITS[1:]):
-        measured["negatives_holding_dst"] = holding_dst(files)
+    measured.update(checked)
     reordered = int(np.count_nonzero(edges["edge_id"] != np.arange(len(edges["edge_id"]))))
     return files, {"splits": splits, "measured": measured, "num_nodes": num_nodes, "reordered_rows": reordered,
                    "parser": parser, "num_relations": num_rels, "static": static}
@@ -346,21 +407,11 @@ def measured_stats(edges: Mapping[str, np.ndarray], splits: Mapping[str, tuple[i
 # --- writing ---------------------------------------------------------------------------------------------------------
 
 def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path) -> dict[str, Path]:
-    """Write every file into ``folder``: one Parquet column per array (a 2-D array as a fixed-size list), zstd, no
-    timestamps in the file, so the bytes are stable."""
+    """Write every file into ``folder`` with :func:`generators.tgb.tgbl.write_parquet` (byte-stable)."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, columns in files.items():
-        arrays = [_arrow(values) for values in columns.values()]
-        table = pa.Table.from_arrays(arrays, names=list(columns))
-        pq.write_table(table, folder / name, compression="zstd", row_group_size=1 << 20, write_statistics=True)
+        write_parquet(columns, folder / name)
     return {name: folder / name for name in files}
-
-
-def _arrow(values: np.ndarray) -> pa.Array:
-    if values.ndim == 2:
-        matrix = np.ascontiguousarray(values)
-        return pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
-    return pa.array(np.ascontiguousarray(values))
 
 
 def record_set(name: str, file: str, description: str, columns: Mapping[str, np.ndarray]) -> dict[str, Any]:

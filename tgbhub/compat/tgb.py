@@ -10,10 +10,10 @@
 
 The constructors take py-tgb's arguments and the objects have py-tgb's attributes, with py-tgb's names, dtypes and
 row order (the release CSV's, which the import keeps as ``edge_id``; for a TKG, py-tgb's originals followed by
-their inverse edges). Served for every TGB family: tgbl (``hist_rnd`` negatives), tkgl (inverse edges, negatives
-keyed by ``(t, src, edge_type)``: the 1-vs-all ``time-filtered`` protocol and ``dst-time-filtered``), thgl (node
-types, ``node-type-filtered`` negatives) and tgbn (the label stream, NDCG@10). What differs underneath (spec
-``tgb.md`` §3.1, §4, §7):
+their inverse edges). Served for every TGB family: tgbl (``hist_rnd`` negatives; tgbl-flight's airport
+``node_feat``), tkgl (inverse edges, negatives keyed by ``(t, src, edge_type)``: the 1-vs-all ``time-filtered``
+protocol and ``dst-time-filtered``), thgl (node types, ``node-type-filtered`` negatives) and tgbn (the label stream,
+NDCG@10). What differs underneath (spec ``tgb.md`` §3.1, §4, §7):
 
 - the data are the version imported with ``tgbhub import tgb NAME``: TGB's release converted and checked against
   TGB's published statistics, then cached with sha256-verified files. It lives in tgbhub's cache
@@ -52,7 +52,7 @@ from tgbhub.cache import version_dir
 from tgbhub.data.temporal_graph import Negatives
 from tgbhub.errors import DatasetNotFoundError, InvalidNameError, ScoreError, UnsupportedTaskError
 from tgbhub.evaluate.filtered import TASK_TYPE as FILTERED_TASK, FilterSets
-from tgbhub.evaluate.metrics import as_scores, metrics_from_ranks, ranks
+from tgbhub.evaluate.metrics import as_scores, metrics_from_ranks, on_accelerator, ranks
 from tgbhub.evaluate.nodeprop import DEFAULT_K as NDCG_K, ndcg_rows
 from tgbhub.importing import import_tgb
 from tgbhub.tgb.catalogue import TgbEntry, entry as catalogue_entry
@@ -80,13 +80,16 @@ class PytgbView:
 
 #: py-tgb 2.3.0's link parsers (``tgb/utils/pre_process.py``), by the name an import records in
 #: ``stats.source.parser``: ``load_edgelist_wiki``, ``csv_to_pd_data_sc`` (edge_feat = w = log2 weight),
-#: ``csv_to_pd_data_rc`` (edge_feat = [num_words, num_words, score], w = score), and TGB 2.0's multi-relational
-#: ones, which count ``idx`` from 1 into float64 arrays, set ``w`` to ones and ``edge_feat`` to zeros ``[E, 1]`` over
-#: the CSV's rows (the inverse TKG edges get none), except thgl-forum's stored ``[num_words, score] / 10000``
+#: ``csv_to_pd_data_rc`` (edge_feat = [num_words, num_words, score], w = score), ``csv_to_pd_data`` (tgbl-flight:
+#: the 16 encoded callsign/typecode characters, w = 1, float64 ``edge_idxs`` from the manifest's start, 1), and TGB
+#: 2.0's multi-relational ones, which count ``idx`` from 1 into float64 arrays, set ``w`` to ones and ``edge_feat``
+#: to zeros ``[E, 1]`` over the CSV's rows (the inverse TKG edges get none), except thgl-forum's stored
+#: ``[num_words, score] / 10000``
 PYTGB_PARSERS: Mapping[str, PytgbView] = {
     "edgelist-wiki": PytgbView(None, np.int64),
     "stablecoin": PytgbView(0, np.float64),
     "reddit-comments": PytgbView(-1, np.float64),
+    "opensky": PytgbView(None, np.float64),
     "csv_to_wikidata": PytgbView(None, np.float64, 1),
     "csv_to_tkg_data": PytgbView(None, np.float64, 1),
     "csv_to_thg_data": PytgbView(None, np.float64, 1),
@@ -194,16 +197,28 @@ def pytgb_full_data(dataset: Any) -> tuple[dict[str, np.ndarray], dict[str, np.n
     return data, _masks(dataset, position)
 
 
+def _by_node(dataset: Any, declared: Mapping[str, Any], column: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A node file's column as py-tgb's float64 array indexed by node id (``num_nodes`` rows of ``shape``; zeros
+    where the file has no row), from the file ``declared`` names."""
+    nodes = dataset.artifact(declared["file"])
+    values = np.zeros((int(dataset.manifest.graph["num_nodes"]), *shape))
+    values[np.asarray(nodes["node"], dtype=np.int64)] = nodes[column]
+    return values
+
+
 def pytgb_node_type(dataset: Any) -> np.ndarray | None:
     """py-tgb's ``node_type`` of a THG: float64, one entry per node id (0 where the release lists none), from the
     file the manifest's ``graph.node_types`` names; ``None`` for a graph without node types."""
     declared = dataset.manifest.graph.get("node_types")
-    if declared is None:
-        return None
-    nodes = dataset.artifact(declared["file"])
-    node_type = np.zeros(int(dataset.manifest.graph["num_nodes"]))
-    node_type[np.asarray(nodes["node"], dtype=np.int64)] = nodes[declared.get("column", "type")]
-    return node_type
+    return None if declared is None else _by_node(dataset, declared, declared.get("column", "type"), ())
+
+
+def pytgb_node_feat(dataset: Any) -> np.ndarray | None:
+    """py-tgb's ``node_feat`` (tgbl-flight's airports): float64 ``[num_nodes, dim]`` by node id (zeros where the
+    release describes no node), from the file and column the manifest's ``graph.node_feat`` names; ``None`` for a
+    graph without node features, as py-tgb."""
+    declared = dataset.manifest.graph.get("node_feat")
+    return None if declared is None else _by_node(dataset, declared, declared["column"], (int(declared["dim"]),))
 
 
 def pytgb_static_data(dataset: Any) -> dict[str, np.ndarray] | None:
@@ -246,7 +261,8 @@ class LinkPropPredDataset:
     arrays, a TKG's inverse edges appended after the originals), the three masks, ``eval_metric``,
     ``negative_sampler`` / ``ns_sampler`` (:class:`NegativeEdgeSampler`, or for tkgl :class:`TKGNegativeEdgeSampler`
     and for thgl :class:`THGNegativeEdgeSampler`), ``load_val_ns()`` / ``load_test_ns()``, ``num_nodes``,
-    ``num_edges``, ``num_rels``, ``node_feat``, ``edge_feat``, ``node_type`` (thgl, float64), ``edge_type``,
+    ``num_edges``, ``num_rels``, ``node_feat`` (tgbl-flight's airports, float64), ``edge_feat``, ``node_type`` (thgl,
+    float64), ``edge_type``,
     ``static_data`` (tkgl-smallpedia, -wikidata), ``min_dst_idx`` and ``max_dst_idx``. ``root`` is the dataset's
     (read-only) cache folder; ``tgbhub_dataset`` the tgbhub dataset.
 
@@ -278,6 +294,7 @@ class LinkPropPredDataset:
         self.ns_sampler = negative_sampler(item, self.tgbhub_dataset, self._full_data, self._node_type)
         self._num_nodes: int | None = None
         self._static_data: dict[str, np.ndarray] | None = None
+        self._node_feat: np.ndarray | None = None
 
     def pre_process(self) -> None:
         """Nothing to do: the import converted the release (py-tgb parses its CSV here)."""
@@ -302,9 +319,16 @@ class LinkPropPredDataset:
                          "cover the original edges only, as py-tgb's).")
     edge_type = property(lambda self: self._full_data.get("edge_type"), doc="The int64 relation of every edge "
                          "(a TKG's inverse relations ``r + R``); ``None`` for tgbl.")
-    node_feat = property(lambda self: None, doc="``None``: the parsers served here read no node features.")
     node_type = property(lambda self: self._node_type, doc="A THG's node types (float64, by node id, as py-tgb); "
                          "``None`` for other graphs.")
+
+    @property
+    def node_feat(self) -> np.ndarray | None:
+        """py-tgb's node features (tgbl-flight's airports: float64 ``[num_nodes, 20]``), read on first use; ``None``
+        for a dataset whose release has none."""
+        if self._node_feat is None:
+            self._node_feat = pytgb_node_feat(self.tgbhub_dataset)
+        return self._node_feat
 
     @property
     def static_data(self) -> dict[str, np.ndarray] | None:
@@ -781,13 +805,17 @@ def _score_arrays(input_dict: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray
     if missing:
         raise ScoreError(f"the input dict lacks {', '.join(missing)}; pass the positive scores (B,) as 'y_pred_pos' "
                          "and the negative scores (B, Q) as 'y_pred_neg'")
-    raw_pos, raw_neg = (_numpy(input_dict[key]) for key in ("y_pred_pos", "y_pred_neg"))
+    # scores on a GPU stay there: ranks() computes on their device and returns only the ranks
+    raw_pos, raw_neg = (input_dict[key] if on_accelerator(input_dict[key]) else _numpy(input_dict[key])
+                        for key in ("y_pred_pos", "y_pred_neg"))
     pos = raw_pos.reshape(-1) if raw_pos.ndim == 0 or (raw_pos.ndim == 2 and raw_pos.shape[1] == 1) else raw_pos
     neg = raw_neg.reshape(1, -1) if raw_neg.ndim == 1 and pos.shape == (1,) else raw_neg
     if pos.ndim != 1 or neg.ndim != 2 or neg.shape[0] != pos.shape[0]:
         raise ScoreError(f"y_pred_pos has shape {raw_pos.shape} and y_pred_neg {raw_neg.shape}; expected (B,) and "
                          "(B, Q): one row of negative scores per positive (a single positive may pass its negatives "
                          "as (Q,)). py-tgb would broadcast these shapes into a meaningless MRR")
+    if on_accelerator(pos) or on_accelerator(neg):
+        return pos, neg
     return as_scores(pos, "y_pred_pos", 1), as_scores(neg, "y_pred_neg", 2)
 
 

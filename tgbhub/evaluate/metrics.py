@@ -80,6 +80,8 @@ def ranks(pos_scores: Any, neg_scores: Any, counts: Any = None) -> np.ndarray:
         ScoreError: on shapes other than ``(B,)`` and ``(B, Q)``, a non-numeric dtype, counts outside ``[0, Q]``,
             or a NaN/inf score (the message names the first bad query).
     """
+    if on_accelerator(pos_scores) or on_accelerator(neg_scores):
+        return device_ranks(pos_scores, neg_scores, counts)
     pos = as_scores(pos_scores, "pos_scores", 1)
     neg = as_scores(neg_scores, "neg_scores", 2)
     if neg.shape[0] != pos.shape[0]:
@@ -97,6 +99,53 @@ def ranks(pos_scores: Any, neg_scores: Any, counts: Any = None) -> np.ndarray:
         raise ScoreError(f"query {bad} has a NaN or infinite score (positive {pos[bad]!r}); every score must be "
                          "finite: replace NaN/inf before evaluating, e.g. np.nan_to_num(scores, nan=-1e9)")
     return result
+
+
+def on_accelerator(values: Any) -> bool:
+    """True for a torch tensor that lives off the CPU (checked without importing torch)."""
+    device = getattr(values, "device", None)
+    return hasattr(values, "detach") and getattr(device, "type", "cpu") != "cpu"
+
+
+def device_ranks(pos_scores: Any, neg_scores: Any, counts: Any = None) -> np.ndarray:
+    """:func:`ranks` computed by torch where the scores live (a GPU: two comparisons and a row sum, no copy of the
+    score matrix to the host); only the ranks come back, as float64 numpy.
+
+    Same rule, checks and errors as :func:`ranks`; :func:`ranks` calls this for tensors off the CPU, and a test
+    calls it on CPU tensors against the numba kernel.
+
+    Raises:
+        ScoreError: as :func:`ranks`.
+    """
+    import torch
+
+    pos, neg = torch.as_tensor(pos_scores), torch.as_tensor(neg_scores, device=torch.as_tensor(pos_scores).device)
+    for name, values, ndim in (("pos_scores", pos, 1), ("neg_scores", neg, 2)):
+        if values.dtype == torch.bool or values.dtype.is_complex:
+            raise ScoreError(f"{name} has dtype {values.dtype}; scores must be real numbers (float32 or float64)")
+        if values.dim() != ndim:
+            raise ScoreError(f"{name} has shape {tuple(values.shape)}; expected {ndim} dimension(s) "
+                             f"({'(n_queries,)' if ndim == 1 else '(n_queries, n_negatives)'})")
+    if neg.shape[0] != pos.shape[0]:
+        raise ScoreError(f"pos_scores has {pos.shape[0]} queries but neg_scores has shape {tuple(neg.shape)}; pass "
+                         "one row of negative scores per positive, shape (n_queries, n_negatives)")
+    real = torch.ones_like(neg, dtype=torch.bool)
+    if counts is not None:
+        limit = torch.as_tensor(np.asarray(counts, dtype=np.int64), device=neg.device)
+        if tuple(limit.shape) != tuple(pos.shape) or (limit.numel() and (int(limit.min()) < 0
+                                                                         or int(limit.max()) > neg.shape[1])):
+            raise ScoreError(f"counts must have shape {tuple(pos.shape)} with values in [0, {neg.shape[1]}]; got "
+                             f"shape {tuple(limit.shape)}")
+        real = torch.arange(neg.shape[1], device=neg.device)[None, :] < limit[:, None]
+    finite = torch.isfinite(pos) & (torch.isfinite(neg) | ~real).all(dim=1)
+    if not bool(finite.all()):
+        bad = int(torch.nonzero(~finite)[0, 0])
+        raise ScoreError(f"query {bad} has a NaN or infinite score (positive {float(pos[bad])!r}); every score must "
+                         "be finite: replace NaN/inf before evaluating, e.g. torch.nan_to_num(scores, nan=-1e9)")
+    column = pos[:, None]
+    greater = ((neg > column) & real).sum(dim=1)
+    at_least = ((neg >= column) & real).sum(dim=1)
+    return (1.0 + (greater + at_least).double() / 2.0).cpu().numpy()
 
 
 def metrics_from_ranks(rank: np.ndarray, ks: Iterable[int] = DEFAULT_KS) -> dict[str, float]:

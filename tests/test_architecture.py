@@ -38,6 +38,9 @@ ALLOWED = {
     # baselines write submissions; they never import the evaluator that grades them
     "tgbhub.baselines": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.data", "tgbhub.baselines",
                          "tgbhub.forecasting"},
+    # trainable baselines (issue 14): the baselines' side of the layers, so never the evaluator that grades them
+    "tgbhub.trainers": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.data", "tgbhub.baselines",
+                        "tgbhub.progress", "tgbhub.trainers"},
     # the repository's generators/ folder, installed as tgbhub.generators (tgbhub/generators is a link to it); inside
     # it imports are relative, so only its imports of tgbhub modules show here
     # (and the pure metric functions, which a derived dataset's manifest records: ATD/ACD against its parent)
@@ -47,9 +50,11 @@ ALLOWED = {
                    "tgbhub.forecasting", "tgbhub.taskdocs", "tgbhub.registry", "tgbhub.tgb", "tgbhub.config"},
 }
 ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli", "tgbhub.publish", "tgbhub.doctor", "tgbhub.derive", "tgbhub.protocols",
-         "tgbhub.importing"}
+         "tgbhub.importing", "tgbhub.training"}
 # py-tgb's API on top of tgbhub's (a composition root: it loads datasets and binds evaluators)
 ROOTS |= {"tgbhub.compat", "tgbhub.compat.tgb"}
+# the Dask backend (issue 13): a composition root that runs api.load_dataset / the evaluator as cluster tasks
+ROOTS |= {"tgbhub.scale"}
 
 
 def _library_files() -> list[Path]:

@@ -124,3 +124,25 @@ def test_binary_f1_by_hand() -> None:
     assert out["tp"].tolist() == [1, 0, 0, 1] and out["fp"].tolist() == [1, 0, 1, 0]
     with pytest.raises(ScoreError):
         binary_f1(pred[:, :2], truth)
+
+
+def test_device_ranks_equal_the_kernels_ranks_and_refuse_what_it_refuses():
+    torch = pytest.importorskip("torch")
+    from tgbhub.evaluate.metrics import device_ranks, ranks
+
+    rng = np.random.default_rng(5)
+    pos = rng.normal(size=300).astype(np.float32)
+    neg = rng.normal(size=(300, 17)).astype(np.float32)
+    neg[:, :4] = pos[:, None]  # ties take the average rank
+    counts = rng.integers(0, 18, size=300)
+    neg[counts == 0, :] = np.nan  # padding may hold anything
+    pos_t, neg_t = torch.from_numpy(pos), torch.from_numpy(neg)
+    assert np.array_equal(device_ranks(pos_t, neg_t, counts), ranks(pos, neg, counts))
+    finite = np.nan_to_num(neg)
+    assert np.array_equal(device_ranks(pos_t, torch.from_numpy(finite)), ranks(pos, finite))
+    with pytest.raises(ScoreError, match="query 0 has a NaN"):
+        device_ranks(torch.tensor([np.nan]), torch.zeros((1, 3)))
+    with pytest.raises(ScoreError, match="expected 2 dimension"):
+        device_ranks(torch.zeros(2), torch.zeros(2))
+    with pytest.raises(ScoreError, match="counts must have shape"):
+        device_ranks(torch.zeros(2), torch.zeros((2, 3)), [1, 4])

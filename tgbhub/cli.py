@@ -14,9 +14,8 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from tgbhub import __version__, api
-from tgbhub.errors import TgbhubError
+from tgbhub.errors import InvalidNameError, TgbhubError
 from tgbhub.manifest import Manifest, plain
-from tgbhub.progress import track
 
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
@@ -146,7 +145,10 @@ def cmd_get(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    """Build every named dataset that can be built; report the ones that could not, and exit 1 if any failed."""
+    """Build every named dataset that can be built, here or as one task each on a Dask cluster (``--scheduler``);
+    report the ones that could not, and exit 1 if any failed (after every dataset has had its turn)."""
+    from tgbhub import scale
+
     registry = api.registry()
     if args.all:
         names = registry.names()
@@ -158,22 +160,21 @@ def cmd_build(args: argparse.Namespace) -> int:
         names = args.names
     if not names:
         raise TgbhubError("nothing to build: name datasets, or pass --family F or --all")
-    started = time.perf_counter()
-    sources: dict[str, str] = {}
-    failed: dict[str, str] = {}
-    for name in track(names, desc="building", unit="dataset"):
-        try:
-            sources[name] = api.load_dataset(name, cache_dir=args.cache_dir, offline=True).source
-        except TgbhubError as exc:  # one dataset's failure must not cost the others their build
-            failed[name] = str(exc)
-    built = sum(1 for s in sources.values() if s == "build")
-    print(f"{len(sources)} of {len(names)} dataset(s) ready ({built} built, {len(sources) - built} already cached) "
-          f"in {time.perf_counter() - started:.1f} s")
-    if failed:
-        print(f"{len(failed)} failed:", file=sys.stderr)
-        for name, reason in failed.items():
-            print(f"  {name}: {reason}", file=sys.stderr)
-    return 1 if failed else 0
+    report = scale.build(names, scheduler=args.scheduler, cache_dir=args.cache_dir, retries=args.retries)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=1))
+        return 0 if report.ok else 1
+    ready = len(report.rows) - len(report.failed)
+    built = report.count("built")
+    print(f"{ready} of {len(names)} dataset(s) ready ({built} built, {ready - built} already cached) "
+          f"in {report.seconds:.1f} s" + ("" if args.scheduler is None else f" on {report.scheduler}"))
+    if args.scheduler is not None:
+        print(report.table())
+    if report.failed:
+        print(f"{len(report.failed)} failed:", file=sys.stderr)
+        for row in report.failed:
+            print(f"  {row.name}: {row.error}", file=sys.stderr)
+    return 0 if report.ok else 1
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
@@ -244,30 +245,59 @@ def _print_result(result: dict[str, Any], as_json: bool) -> None:
         print(f"{'validity':>10}: {verdict}")
 
 
-def cmd_evaluate(args: argparse.Namespace) -> int:
-    import pyarrow.parquet as pq
+def _hparams(pairs: list[str]) -> dict[str, Any]:
+    """``["channels=8", "dropout=0.1"]`` -> ``{"channels": 8, "dropout": 0.1}`` (values parsed as JSON, else text).
 
-    from tgbhub.evaluate.submission import task_for_columns
-
-    dataset = api.load_dataset(args.name, cache_dir=args.cache_dir)
-    task = args.task
-    if task is None:  # pick the task whose declared columns the file has; else the default task reports why not
+    Raises:
+        InvalidNameError: for an item without ``=``.
+    """
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InvalidNameError(f"--hparam {pair!r} is not KEY=VALUE; write e.g. --hparam channels=64")
         try:
-            names = pq.read_schema(args.file).names
-        except (OSError, ValueError):
-            names = []
-        match = task_for_columns(dataset.manifest.tasks, names)
-        task = match.get("name") if match is not None else None
-    evaluator = api.get_evaluator(dataset, task)
-    extra: dict[str, Any] = {}
-    if args.teacher_forced:
-        if not hasattr(evaluator, "teacher_forced_keys"):
-            raise TgbhubError(f"--teacher-forced applies to rollout-forecasting tasks only; task "
-                              f"{evaluator.task.get('name')!r} is of type {evaluator.task.get('type')!r}: drop the flag")
-        extra["teacher_forced"] = args.teacher_forced
-    result = evaluator.evaluate(args.file, split=args.split, detail=args.detail, **extra)
-    _print_result(result, args.json)
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from tgbhub.training import RESULT_KEYS, train
+
+    options = {k: getattr(args, k) for k in ("batch_size", "lr", "patience", "limit_batches")
+               if getattr(args, k) is not None}
+    result = train(args.model, args.name, seed=args.seed, device=args.device, epochs=args.epochs, out=args.out,
+                   task=args.task, split=args.split, cache_dir=args.cache_dir, hparams=_hparams(args.hparam),
+                   compile=args.compile, amp=args.amp, **options)
+    if args.json:
+        print(json.dumps({k: result[k] for k in RESULT_KEYS}, indent=1))
+        return 0
+    _print_result(result, False)
+    print(f"{'seed':>10}: {result['seed']}")
+    print(f"{'device':>10}: {result['device']}")
+    print(f"{'epochs':>10}: {result['epochs_run']} run, best {result['best_epoch'] + 1}")
+    print(f"{'train':>10}: {result['train_seconds']:.1f} s")
+    for key, path in result.get("files", {}).items():
+        print(f"{key:>10}: {path}")
     return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """Grade one submission (the result, or its error: exit 2), or several, here or as one task each on a Dask
+    cluster (``--scheduler``): then one JSON line per file, in order, failures included, and exit 1 if any failed."""
+    from tgbhub import scale
+
+    options = {"task": args.task, "split": args.split, "detail": args.detail, "teacher_forced": args.teacher_forced}
+    if len(args.files) == 1 and args.scheduler is None:
+        _print_result(scale.grade(args.name, args.files[0], cache_dir=args.cache_dir, **options), args.json)
+        return 0
+    rows = scale.evaluate(args.name, args.files, scheduler=args.scheduler, cache_dir=args.cache_dir,
+                          retries=args.retries, **options)
+    for row in rows:
+        print(json.dumps(row))
+    return 0 if all(row["status"] == "ok" for row in rows) else 1
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
@@ -434,10 +464,24 @@ def _add_forecast_stats_command(commands: Any) -> None:
     stats.set_defaults(run=cmd_forecast_stats)
 
 
+def _add_scheduler_options(command: argparse.ArgumentParser) -> None:
+    """--scheduler and --retries: run one task per item on a Dask cluster (pip install 'tgbhub[dask]')."""
+    from tgbhub.scale import DEFAULT_RETRIES, SCHEDULER_FORMS
+
+    command.add_argument("--scheduler", metavar="ADDRESS",
+                         help=f"run one task per item on a Dask cluster: {SCHEDULER_FORMS}; the cache (--cache-dir) "
+                         "and files must be on a filesystem every worker shares (needs tgbhub[dask])")
+    command.add_argument("--retries", type=int, default=DEFAULT_RETRIES,
+                         help="with --scheduler: reruns of a task that crashed unexpectedly (default: %(default)s; a "
+                         "killed worker's task is rerun elsewhere regardless)")
+
+
 def _add_grading_commands(commands: Any) -> None:
     evaluate = commands.add_parser("evaluate", help="grade a submission file (Parquet) against a dataset's task")
     evaluate.add_argument("name", help="family/name[@version]")
-    evaluate.add_argument("file", help="the submission, a Parquet file in the task's declared schema")
+    evaluate.add_argument("files", nargs="+", metavar="FILE",
+                          help="the submission(s), Parquet files in the task's declared schema; several print one "
+                          "JSON line each")
     evaluate.add_argument("--split", help="split to grade (default: the task's report split, usually test)")
     evaluate.add_argument("--task", help="task name (default: the task whose columns the file has, else the "
                           "dataset's default task)")
@@ -446,6 +490,7 @@ def _add_grading_commands(commands: Any) -> None:
                           help="rollout forecasting only: Parquet file of teacher-forced window forecasts (columns "
                           "window, values); adds the test MSE and applies the validity screen")
     evaluate.add_argument("--json", action="store_true")
+    _add_scheduler_options(evaluate)
     evaluate.set_defaults(run=cmd_evaluate)
     baseline = commands.add_parser("baseline", help="run a heuristic baseline and grade it")
     baseline.add_argument("model", help="edgebank, edgebank-train, edgebank-tw or persistence (temporal graphs); "
@@ -456,6 +501,28 @@ def _add_grading_commands(commands: Any) -> None:
     baseline.add_argument("--out", help="also write the submission to this Parquet file")
     baseline.add_argument("--json", action="store_true")
     baseline.set_defaults(run=cmd_baseline)
+    trainer = commands.add_parser("train", help="train a neural baseline, grade it, write checkpoint and submission")
+    trainer.add_argument("model", help="dlinear, lstm, tcn or graph_wavenet (rollout forecasting); gclstm or tgn "
+                         "(temporal graphs)")
+    trainer.add_argument("name", help="family/name[@version]")
+    trainer.add_argument("--seed", type=int, default=42, help="seed of weights, shuffling and dropout (default 42)")
+    trainer.add_argument("--device", default="auto", help="auto (CUDA when present, else CPU), cpu, cuda or cuda:N")
+    trainer.add_argument("--epochs", type=int, help="maximum epochs (default: the model's published protocol)")
+    trainer.add_argument("--batch-size", type=int, help="default: the published protocol's")
+    trainer.add_argument("--lr", type=float, help="learning rate (default: the model's published one)")
+    trainer.add_argument("--patience", type=int, help="early-stopping patience in epochs (default: the protocol's)")
+    trainer.add_argument("--limit-batches", type=int, help="cap train batches per epoch (smoke runs; not comparable "
+                         "to published numbers)")
+    trainer.add_argument("--hparam", action="append", default=[], metavar="KEY=VALUE",
+                         help="override a model size, e.g. --hparam channels=64 (repeatable)")
+    trainer.add_argument("--compile", action="store_true", help="torch.compile the model (off by default)")
+    trainer.add_argument("--amp", action="store_true", help="bfloat16 autocast on CUDA (off by default)")
+    trainer.add_argument("--task", help="task name (default: the dataset's first task the model trains for)")
+    trainer.add_argument("--split", help="split to predict and grade (default: the task's report split)")
+    trainer.add_argument("--out", help="folder for model.pt, submission.parquet and result.json (default: "
+                         "./train-MODEL-NAME-sSEED)")
+    trainer.add_argument("--json", action="store_true", help="print the run's JSON summary")
+    trainer.set_defaults(run=cmd_train)
     counter = commands.add_parser("counterfactual", help="TLPCF counterfactual check on distorted test splits")
     counter.add_argument("model", help="a ranking baseline (edgebank, persistence, recency, ...) or a long-format "
                          "predictions Parquet file (columns variant, run, query, neg_rank, score); with --generative "
@@ -507,6 +574,8 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("names", nargs="*", help="family/name[@version] ...")
     build.add_argument("--family", help="every dataset of a family")
     build.add_argument("--all", action="store_true", help="every dataset")
+    build.add_argument("--json", action="store_true", help="one row per dataset: status, digests, worker, seconds")
+    _add_scheduler_options(build)
     build.set_defaults(run=cmd_build)
     publish = commands.add_parser("publish", help="publish one version of a family to a hub or mirror")
     publish.add_argument("family", help="e.g. t-grab")

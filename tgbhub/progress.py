@@ -41,3 +41,8 @@ def byte_bar(desc: str, total: int | None) -> tqdm:
     """A bar counting bytes (KiB/MiB scaled) for a download; call ``update(n)`` per block, ``close()`` at the end."""
     return tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr,
                 disable=_disabled(), leave=False)
+
+
+def counter(desc: str, total: int | None, unit: str = "it") -> tqdm:
+    """A bar the caller advances itself (``update(n)``, ``set_postfix_str`` for running values, ``close()``)."""
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=_disabled(), leave=False)

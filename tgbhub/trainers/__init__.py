@@ -1,0 +1,27 @@
+"""Trainable baselines: a model protocol, GPU-aware trainers that are bit-reproducible on CPU, and checkpoints.
+
+Registered by ``(task type, model name)`` like the heuristics in :mod:`tgbhub.baselines`:
+
+- ``rollout-forecasting`` (ChaosNetBench, :mod:`tgbhub.trainers.chaosnet`): ``dlinear``, ``lstm``, ``tcn``,
+  ``graph_wavenet``, trained by ChaosNetBench's shared protocol;
+- ``snapshot-link-prediction`` and ``one-vs-many-ranking`` (T-GRAB and any discrete-time temporal graph,
+  :mod:`tgbhub.trainers.snapshot`): ``gclstm`` and ``tgn``, trained snapshot by snapshot as T-GRAB does.
+
+torch (and torch-geometric for the graph models) is the ``[train]`` extra and is imported only when a model is built.
+``tgbhub.train(...)`` (:mod:`tgbhub.training`) and ``tgbhub train MODEL NAME`` fit, predict, grade and write a run.
+
+Adding a model: write a class with the :class:`Trainer` methods and register a factory with
+``@register_trainer(task_type, name)`` in a module imported at the bottom of this file.
+"""
+
+from __future__ import annotations
+
+from tgbhub.trainers.base import (TRAINERS, FitReport, TrainConfig, Trainer, make_trainer, register_trainer,
+                                  trainers_for)
+from tgbhub.trainers.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+
+# registers the built-in trainers
+from tgbhub.trainers import chaosnet, snapshot  # noqa: E402,F401
+
+__all__ = ["TRAINERS", "Checkpoint", "FitReport", "TrainConfig", "Trainer", "load_checkpoint", "make_trainer",
+           "register_trainer", "save_checkpoint", "trainers_for"]

@@ -1,0 +1,140 @@
+"""The model protocol: what a trainable baseline is, how it is configured, and how it is found.
+
+A trainer owns one model for one task type. It fits on the train split (early stopping on val), predicts a
+submission for any split, and hands its state to :mod:`tgbhub.trainers.checkpoint`. Trainers stay on the baselines'
+side of the layers: they read datasets and task blocks, write submissions, and never import the evaluator (grading
+is :mod:`tgbhub.training`'s job).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from tgbhub.errors import InvalidNameError, UnsupportedTaskError
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How to train: everything a run needs besides the model's name and the data.
+
+    ``epochs``, ``batch_size`` and ``lr`` default (``None``) to the protocol the model's published numbers come
+    from; ``hparams`` overrides the model's sizes by name (tests use tiny ones). ``compile`` and ``amp`` are off by
+    default: neither is part of the published protocols. ``limit_batches`` caps the train batches per epoch (smoke
+    runs only; a run with it set is not comparable to a published number).
+    """
+
+    seed: int = 42
+    device: str = "auto"
+    epochs: int | None = None
+    batch_size: int | None = None
+    lr: float | None = None
+    patience: int | None = None
+    compile: bool = False
+    amp: bool = False
+    hparams: Mapping[str, Any] = field(default_factory=dict)
+    limit_batches: int | None = None
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        if self.device not in DEVICES and not str(self.device).startswith("cuda:"):
+            raise InvalidNameError(f"device {self.device!r} is unknown; choose auto, cpu, cuda or cuda:N")
+        for name in ("epochs", "batch_size", "patience", "limit_batches"):
+            value = getattr(self, name)
+            if value is not None and int(value) < 1:
+                raise InvalidNameError(f"{name} must be a positive integer, got {value!r}")
+        if self.lr is not None and not float(self.lr) > 0:
+            raise InvalidNameError(f"lr must be positive, got {self.lr!r}")
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON-able values (for checkpoints and reports)."""
+        out = asdict(self)
+        out["hparams"] = dict(self.hparams)
+        return out
+
+
+@dataclass
+class FitReport:
+    """What ``fit`` did: epochs run, the epoch whose weights were kept, and per-epoch losses and times."""
+
+    epochs_run: int = 0
+    best_epoch: int = -1
+    best_val: float = float("inf")
+    train_seconds: float = 0.0
+    device: str = "cpu"
+    history: list[dict[str, float]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Trainer(Protocol):
+    """A trainable baseline for one task type. The constructor does no I/O and touches no data."""
+
+    #: the model's registered name and the task type it answers
+    model_name: str
+    task_type: str
+
+    def fit(self, dataset: Any, task: Mapping[str, Any]) -> FitReport:
+        """Train on the task's train split, keep the weights of the best validation epoch."""
+
+    def predict(self, dataset: Any, task: Mapping[str, Any], split: str) -> Mapping[str, Any]:
+        """The submission for ``split``, in the task's declared schema."""
+
+    def hyperparameters(self) -> dict[str, Any]:
+        """The resolved sizes and optimiser settings actually used (defaults merged with overrides)."""
+
+    def state(self) -> dict[str, Any]:
+        """Everything needed to predict again: weights (CPU tensors) and fitted statistics."""
+
+    def restore(self, state: Mapping[str, Any], dataset: Any, task: Mapping[str, Any]) -> None:
+        """Rebuild the model for ``dataset`` and load ``state`` (from :meth:`state`)."""
+
+
+TrainerFactory = Callable[[TrainConfig], Trainer]
+
+#: ``(task type, model name)`` -> trainer factory; filled by :func:`register_trainer`
+TRAINERS: dict[tuple[str, str], TrainerFactory] = {}
+
+
+def register_trainer(task_type: str, model: str) -> Callable[[TrainerFactory], TrainerFactory]:
+    """Decorator: ``model`` trains for every task of type ``task_type``.
+
+    Raises:
+        ValueError: if ``(task_type, model)`` is already registered to another factory (a programming error).
+    """
+    def decorate(factory: TrainerFactory) -> TrainerFactory:
+        if TRAINERS.get((task_type, model), factory) is not factory:
+            raise ValueError(f"trainer {model!r} for {task_type!r} is already registered")
+        TRAINERS[(task_type, model)] = factory
+        return factory
+    return decorate
+
+
+def trainers_for(task_type: str | None = None) -> list[str]:
+    """Every model registered for ``task_type`` (every task type when ``None``), sorted."""
+    return sorted({model for kind, model in TRAINERS if task_type is None or kind == task_type})
+
+
+def task_types_of(model: str) -> list[str]:
+    """The task types ``model`` is registered for."""
+    return sorted(kind for kind, name in TRAINERS if name == model)
+
+
+def make_trainer(task: Mapping[str, Any], model: str, config: TrainConfig) -> Trainer:
+    """A fresh trainer for ``(task["type"], model)``.
+
+    Raises:
+        UnsupportedTaskError: if ``model`` does not train for the task's type (the message lists what does).
+    """
+    factory = TRAINERS.get((str(task.get("type")), model))
+    if factory is None:
+        known = trainers_for(str(task.get("type")))
+        elsewhere = task_types_of(model)
+        hint = f"; {model!r} trains for {', '.join(elsewhere)} tasks" if elsewhere else ""
+        raise UnsupportedTaskError(f"no trainable model {model!r} for task type {task.get('type')!r} (task "
+                                   f"{task.get('name')!r}); available: {', '.join(known) or 'none'}{hint}")
+    return factory(config)

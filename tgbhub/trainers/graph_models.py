@@ -1,0 +1,254 @@
+"""The networks behind :mod:`tgbhub.trainers.snapshot`: T-GRAB's GC-LSTM and TGN, and their link decoder.
+
+This module imports torch and torch-geometric at the top; :mod:`tgbhub.trainers.snapshot` imports it only when a
+model is built, so ``import tgbhub`` never needs either.
+
+Both networks answer the same three calls the snapshot trainer streams with (spec ``tgrab.md`` §4, Algorithm 1):
+``embed(nodes)`` (node embeddings for predicting the current snapshot from the history seen so far),
+``observe(t, src, dst)`` (take snapshot ``t``'s true edges into the history, after it was predicted) and
+``history()``/``load_history()`` (the history state at a snapshot boundary, so that prediction can resume there).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+from torch_geometric.nn import ChebConv, TransformerConv
+from torch_geometric.nn.inits import glorot, zeros
+from torch_geometric.nn.models.tgn import IdentityMessage, LastAggregator, LastNeighborLoader, TGNMemory
+
+
+class SnapshotEdges:
+    """Every row of a discrete-time graph on the device, once: ``src``, ``dst`` (int64), ``t`` (int64) and the
+    snapshot boundaries (host ints), so a snapshot is a pair of tensor views and no batch is copied to the device.
+    """
+
+    def __init__(self, src: Any, dst: Any, t: Any, bounds: list[int], device: Any) -> None:
+        # one host copy each (the columns are read-only memory maps), then one transfer
+        self.src = torch.from_numpy(np.array(src, dtype=np.int64)).to(device)
+        self.dst = torch.from_numpy(np.array(dst, dtype=np.int64)).to(device)
+        self.t = torch.from_numpy(np.array(t, dtype=np.int64)).to(device)
+        self.bounds = bounds
+        self._ones = torch.ones(max(bounds[-1], 1), 1, device=device)
+        self._empty = torch.empty(2, 0, dtype=torch.long, device=device)
+
+    def rows(self, t: int) -> tuple[Tensor, Tensor]:
+        lo, hi = self.bounds[t], self.bounds[t + 1]
+        return self.src[lo:hi], self.dst[lo:hi]
+
+    def edge_index(self, t: int) -> Tensor:
+        """Snapshot ``t`` as a ``(2, E)`` edge index; the empty graph for ``t = -1``."""
+        if t < 0:
+            return self._empty
+        src, dst = self.rows(t)
+        return torch.stack([src, dst])
+
+    def weight(self, n: int) -> Tensor:
+        """``n`` constant-1 edge features (T-GRAB's ``edge_feat``), a view."""
+        return self._ones[:n] if n <= self._ones.shape[0] else torch.ones(n, 1, device=self._ones.device)
+
+
+class LinkDecoder(nn.Module):
+    """T-GRAB's ``LinkPredictor``: ReLU, Linear(2h, h), ReLU, Linear(h, h), Dropout(p), Linear(h, 1) over
+    ``[z_src || z_dst]`` (spec §4 "What the code actually does").
+
+    Returns logits; the trainer applies the sigmoid (scores in [0, 1], as T-GRAB's) and trains with BCE on logits,
+    which is T-GRAB's ``BCELoss`` on the sigmoid computed without its log(0) clamp.
+    """
+
+    def __init__(self, channels: int, dropout: float) -> None:
+        super().__init__()
+        self.hidden = nn.Linear(2 * channels, channels)
+        self.middle = nn.Linear(channels, channels)
+        self.dropout = nn.Dropout(dropout)
+        self.out = nn.Linear(channels, 1)
+
+    def forward(self, z_src: Tensor, z_dst: Tensor) -> Tensor:
+        h = self.hidden(torch.relu(torch.cat([z_src, z_dst], dim=-1)))
+        return self.out(self.dropout(self.middle(torch.relu(h)))).squeeze(-1)
+
+
+class GCLSTMCell(nn.Module):
+    """GC-LSTM (Chen et al. 2018) as torch-geometric-temporal's ``GCLSTM``, which T-GRAB's ``gclstm.py`` uses.
+
+    Every gate is ``X W_g + ChebConv_g(H) + b_g`` (no peepholes); ``C' = F*C + I*tanh(.)``, ``H' = O*tanh(C')``.
+    The four gates' Chebyshev convolutions run as one ChebConv with ``4h`` output channels, which is the same
+    function (each gate's output block has its own weights) at a quarter of the propagation work; each block is
+    initialised as a separate ``(h, h)`` layer would be. The node features are one-hot, so ``X W_g`` is ``W_g``
+    itself: no ``N x N`` identity is materialised.
+    """
+
+    def __init__(self, num_nodes: int, channels: int, k: int) -> None:
+        super().__init__()
+        self.channels = channels
+        self.input_weight = nn.Parameter(torch.empty(num_nodes, 4 * channels))
+        self.conv = ChebConv(channels, 4 * channels, K=k, normalization="sym")
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        c = self.channels
+        for gate in range(4):
+            glorot(self.input_weight.data[:, gate * c:(gate + 1) * c])
+        for lin in self.conv.lins:
+            for gate in range(4):
+                glorot(lin.weight.data[gate * c:(gate + 1) * c])
+        zeros(self.conv.bias)
+
+    def forward(self, edge_index: Tensor, h: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
+        gates = self.conv(h, edge_index) + self.input_weight
+        i, f, g, o = gates.chunk(4, dim=-1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        return torch.sigmoid(o) * torch.tanh(c), c
+
+
+class GCLSTMNet(nn.Module):
+    """The snapshot model: a GC-LSTM over the previous snapshot, then the link decoder (spec §4).
+
+    History state: ``(H, C)`` after the snapshots before ``pending``, and ``pending``, the last observed snapshot,
+    not yet fed through the cell. Predicting snapshot ``t`` feeds ``G_{t-1}`` (T-GRAB: "the embedding from
+    ``G_{t-1}`` predicts ``G_t``"); before any snapshot that graph is empty. Gradients flow through one step only
+    (T-GRAB's back-propagation window of 1): the state is detached whenever a snapshot is observed.
+    """
+
+    def __init__(self, num_nodes: int, channels: int, k: int, decoder_dropout: float, edges: SnapshotEdges) -> None:
+        super().__init__()
+        self.cell = GCLSTMCell(num_nodes, channels, k)
+        self.decoder = LinkDecoder(channels, decoder_dropout)
+        self.num_nodes = num_nodes
+        self.edges = edges
+        self.register_buffer("_all", torch.arange(num_nodes), persistent=False)
+        self.reset_history()
+
+    def reset_history(self) -> None:
+        device = self._all.device
+        self.h = torch.zeros(self.num_nodes, self.cell.channels, device=device)
+        self.c = torch.zeros_like(self.h)
+        self.pending = -1  # snapshot index of the graph the next step feeds; -1 = the empty graph before t = 0
+        self._stepped: tuple[Tensor, Tensor] | None = None
+
+    def _step(self) -> tuple[Tensor, Tensor]:
+        if self._stepped is None:
+            self._stepped = self.cell(self.edges.edge_index(self.pending), self.h, self.c)
+        return self._stepped
+
+    def embed(self, nodes: Tensor) -> tuple[Tensor, Tensor]:
+        """Embeddings of every node for predicting the snapshot after ``pending``, and the node -> row map."""
+        h, _ = self._step()
+        return h, self._all
+
+    def observe(self, t: int, src: Tensor, dst: Tensor) -> None:
+        h, c = self._step()
+        self.h, self.c, self.pending, self._stepped = h.detach(), c.detach(), t, None
+
+    def after_step(self) -> None:
+        """Nothing to do after an optimiser step: :meth:`observe` already detached the state."""
+
+    def history(self) -> dict[str, Any]:
+        return {"h": self.h.detach().clone(), "c": self.c.detach().clone(), "pending": int(self.pending)}
+
+    def load_history(self, state: dict[str, Any]) -> None:
+        device = self._all.device
+        self.h, self.c = state["h"].to(device), state["c"].to(device)
+        self.pending, self._stepped = int(state["pending"]), None
+
+
+class SplitStoreMemory(TGNMemory):
+    """PyG's ``TGNMemory`` with its message-store update done by one gather and one split instead of four index
+    operations per node: the same entries (the same rows, in the same order of ``src.sort()``), a few times faster,
+    which matters because TGN observes every snapshot one at a time."""
+
+    def _update_msg_store(self, src: Tensor, dst: Tensor, t: Tensor, raw_msg: Tensor, msg_store: dict) -> None:
+        n_id, perm = src.sort()
+        n_id, count = n_id.unique_consecutive(return_counts=True)
+        sizes = count.tolist()
+        columns = [column[perm].split(sizes) for column in (src, dst, t, raw_msg)]
+        for i, *entry in zip(n_id.tolist(), *columns):
+            msg_store[i] = tuple(entry)
+
+
+class TGNNet(nn.Module):
+    """TGN as T-GRAB's periodicity runs use it (TGB/PyG's TGN): ``TGNMemory`` with ``IdentityMessage`` and
+    ``LastAggregator``, a one-layer graph-attention embedding (``TransformerConv``, relative-time encoding plus the
+    edge feature as edge attributes) over the ``LastNeighborLoader``'s most recent neighbours, then the decoder.
+
+    The memory's input is ``memory + x``, ``x`` the one-hot node features (T-GRAB adds them to the memory, whose
+    width equals the number of nodes); when ``memory_dim`` differs from the node count (a small test model) ``x``
+    is a learned node embedding instead, i.e. the one-hot features through a linear map.
+
+    History state: the memory (``memory``, ``last_update``), the neighbour loader (``neighbors``, ``e_id``,
+    ``cur_e_id``) and the message stores. Event ids are row indices of the dataset: every snapshot is observed in
+    order from ``t = 0``, so the loader's ``e_id`` of a row is its position, and edge times are looked up by it.
+    """
+
+    def __init__(self, num_nodes: int, memory_dim: int, time_dim: int, embedding_dim: int, heads: int,
+                 neighbors: int, dropout: float, decoder_dropout: float, edges: SnapshotEdges) -> None:
+        super().__init__()
+        self.memory = SplitStoreMemory(num_nodes, 1, memory_dim, time_dim,
+                                message_module=IdentityMessage(1, memory_dim, time_dim),
+                                aggregator_module=LastAggregator())
+        self.features = None if memory_dim == num_nodes else nn.Embedding(num_nodes, memory_dim)
+        self.conv = TransformerConv(memory_dim, embedding_dim // heads, heads=heads, dropout=dropout,
+                                    edge_dim=1 + time_dim)
+        self.decoder = LinkDecoder(embedding_dim, decoder_dropout)
+        self.num_nodes = num_nodes
+        self.neighbors = neighbors
+        self.edges = edges
+        self.register_buffer("_assoc", torch.zeros(num_nodes, dtype=torch.long), persistent=False)
+        self.loader: LastNeighborLoader | None = None
+
+    def reset_history(self) -> None:
+        self.loader = LastNeighborLoader(self.num_nodes, size=self.neighbors, device=self._assoc.device)
+        self.memory.reset_state()
+
+    def _node_features(self, n_id: Tensor) -> Tensor:
+        if self.features is None:
+            return nn.functional.one_hot(n_id, self.num_nodes).to(self.memory.memory.dtype)
+        return self.features(n_id)
+
+    def embed(self, nodes: Tensor) -> tuple[Tensor, Tensor]:
+        """Embeddings of ``nodes`` (and their sampled neighbours), and the node -> row map into them."""
+        n_id, edge_index, e_id = self.loader(nodes)
+        self._assoc[n_id] = torch.arange(n_id.numel(), device=n_id.device)
+        memory, last_update = self.memory(n_id)
+        x = memory + self._node_features(n_id)
+        rel_t = (last_update[edge_index[0]] - self.edges.t[e_id]).to(x.dtype)
+        edge_attr = torch.cat([self.memory.time_enc(rel_t), self.edges.weight(e_id.numel())], dim=-1)
+        return self.conv(x, edge_index, edge_attr), self._assoc
+
+    def observe(self, t: int, src: Tensor, dst: Tensor) -> None:
+        if src.numel() == 0:
+            return
+        when = torch.full_like(src, t)
+        self.memory.update_state(src, dst, when, self.edges.weight(src.numel()))
+        self.loader.insert(src, dst)
+
+    def after_step(self) -> None:
+        """Cut the memory from the step's graph after the optimiser step (TGN's truncated back-propagation)."""
+        self.memory.detach()
+
+    def history(self) -> dict[str, Any]:
+        """The history at a boundary, taken in eval mode (the message stores hold only applied messages, whose
+        times are older than any later event's, so :class:`LastAggregator` never picks them: they are dropped)."""
+        return {"memory": self.memory.memory.detach().clone(), "last_update": self.memory.last_update.clone(),
+                "neighbors": self.loader.neighbors.clone(), "e_id": self.loader.e_id.clone(),
+                "cur_e_id": int(self.loader.cur_e_id)}
+
+    def load_history(self, state: dict[str, Any]) -> None:
+        device = self._assoc.device
+        self.reset_history()
+        self.memory.memory.copy_(state["memory"].to(device))
+        self.memory.last_update.copy_(state["last_update"].to(device))
+        self.loader.neighbors.copy_(state["neighbors"].to(device))
+        self.loader.e_id.copy_(state["e_id"].to(device))
+        self.loader.cur_e_id = int(state["cur_e_id"])
+
+
+def build(model: str, num_nodes: int, settings: dict[str, Any], edges: SnapshotEdges) -> nn.Module:
+    """The network ``model`` (``gclstm`` or ``tgn``) with the resolved ``settings``, on the CPU."""
+    if model == "gclstm":
+        return GCLSTMNet(num_nodes, settings["channels"], settings["K"], settings["decoder_dropout"], edges)
+    return TGNNet(num_nodes, settings["memory_dim"], settings["time_dim"], settings["embedding_dim"],
+                  settings["heads"], settings["neighbors"], settings["dropout"], settings["decoder_dropout"], edges)

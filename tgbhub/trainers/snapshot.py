@@ -1,0 +1,523 @@
+"""T-GRAB's temporal-graph models, ``gclstm`` and ``tgn``, for ``snapshot-link-prediction`` and
+``one-vs-many-ranking`` tasks of any discrete-time temporal graph, trained by T-GRAB's Algorithm 1 (spec
+``tgrab.md`` §4).
+
+The protocol (``TrainConfig.epochs``/``lr``/``patience`` override its defaults):
+
+- one snapshot per optimiser step, in time order; the model predicts ``G_t`` from the history before ``t`` and only
+  then observes ``G_t`` (GC-LSTM: the state after ``G_{t-1}``; TGN: memory and neighbours of every earlier event);
+- loss: BCE on every positive of ``G_t`` plus one negative per positive (same source, uniform random destination,
+  redrawn where it hits a positive of ``G_t``); Adam, lr 1e-4;
+- each epoch resets the history, runs the train split, then validates by carrying the same history through the
+  val snapshots (predict, then observe), as T-GRAB does at test time too;
+- model selection: the epoch with the best validation score by the task's metric (mean per-snapshot F1 at the
+  task's threshold; MRR for a ranking task). T-GRAB reports the test F1 of that epoch;
+- stopping: ``patience`` (100) epochs without a lower training loss (T-GRAB counts patience on the training loss,
+  not on validation), at most ``epochs`` (100,000: the scripts' ``--num-epoch``), or as soon as the validation
+  score is 1 (no later epoch could be selected; T-GRAB stops when its *test* F1 is 1, which peeks at the test set).
+
+How ``predict`` replays history. A prediction for snapshot ``t`` depends on the model's state after every snapshot
+before ``t`` (the recurrent state, or TGN's memory and neighbour lists), which depends on the weights; the state at
+the end of ``fit`` is not it. Of the best epoch, ``fit`` therefore keeps the history state at the start of val
+(after the train pass) and at its end (the start of test), next to the weights; ``state()`` saves both.
+``predict(split)`` resumes from the latest kept state at or before the split's first snapshot (the empty history at
+``t = 0`` always counts), observes any snapshots between that state and the split without scoring them, then
+predicts and observes the split's snapshots one by one. So ``predict("test")`` continues exactly where the best
+epoch's validation stopped (T-GRAB's number), ``predict("val")`` reproduces that epoch's validation, and a later
+split (CE's ``test_inductive``) streams through test first. Data live on the device once (:class:`SnapshotEdges`);
+a snapshot is a pair of views.
+
+Where this differs from T-GRAB's code, on purpose (spec §5): the first training step's "previous snapshot" is the
+empty graph, not uniform noise or the previous evaluation's last snapshot; TGN trains its memory module (T-GRAB's
+optimiser misses it); TGN uses the periodicity scripts' TransformerConv embedding on every dataset (CE/LR runs used
+DyGLib's TGAT-style one); training negatives are redrawn a fixed number of rounds (8) instead of until no clash.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from tgbhub.baselines.memory import list_column, snapshot_queries
+from tgbhub.errors import IntegrityError, InvalidNameError, UnsupportedTaskError
+from tgbhub.progress import Steps
+from tgbhub.tasks import candidate_pairs, graded_snapshots
+from tgbhub.trainers.base import FitReport, TrainConfig, register_trainer
+from tgbhub.trainers.torchutil import isolated_rng, require_torch, resolve_device
+
+TASK_TYPES = ("snapshot-link-prediction", "one-vs-many-ranking")
+MODEL_NAMES = ("gclstm", "tgn")
+#: T-GRAB's training protocol (spec §4, "Paper's stated settings" and "What the code actually does")
+PROTOCOL = {"lr": 1e-4, "epochs": 100_000, "patience": 100, "negatives_per_positive": 1, "eval_every": 1}
+#: each model's sizes as T-GRAB's scripts set them; ``None`` resolves per dataset (see :func:`resolve_sizes`)
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "gclstm": {"channels": 128, "K": 2, "decoder_dropout": 0.2},
+    "tgn": {"memory_dim": None, "time_dim": 100, "embedding_dim": None, "heads": 2, "neighbors": 20, "dropout": 0.1,
+            "decoder_dropout": 0.2},
+}
+#: rounds in which a training negative that hits a positive is redrawn (a clash survives with p^9, p <= degree/N)
+RESAMPLE_ROUNDS = 8
+#: training steps between two updates of the progress bar's running loss (each update reads the loss back)
+PROGRESS_EVERY = 16
+
+
+def _graph_models() -> Any:
+    from tgbhub.trainers import graph_models  # imports torch and torch-geometric: only when a model is built
+    return graph_models
+
+
+def resolve_sizes(model: str, hparams: Mapping[str, Any], num_nodes: int | None) -> dict[str, Any]:
+    """The model's sizes: T-GRAB's defaults overridden by ``hparams``.
+
+    TGN's ``memory_dim`` defaults to the node count (T-GRAB: the width of the one-hot node features, which are added
+    to the memory: 100 on periodicity, 101 on CE) and ``embedding_dim`` to ``memory_dim`` rounded up to a multiple
+    of ``heads`` (T-GRAB's TransformerConv output). Unknown before the dataset is (``num_nodes=None``): left ``None``.
+
+    Raises:
+        InvalidNameError: for an unknown hyper-parameter, a size that is not a positive integer, a dropout outside
+            [0, 1), or an ``embedding_dim`` that ``heads`` does not divide.
+    """
+    defaults = DEFAULTS[model]
+    unknown = sorted(set(hparams) - set(defaults))
+    if unknown:
+        raise InvalidNameError(f"{model} has no hyper-parameter {unknown[0]!r}; it takes {', '.join(sorted(defaults))}")
+    sizes = {**defaults, **hparams}
+    for name, value in sizes.items():
+        if value is None:
+            continue
+        if "dropout" in name:
+            if not 0 <= float(value) < 1:
+                raise InvalidNameError(f"{model}: {name} must be in [0, 1), got {value!r}")
+        elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise InvalidNameError(f"{model}: {name} must be a positive integer, got {value!r}")
+    if model == "tgn" and num_nodes is not None:
+        sizes["memory_dim"] = sizes["memory_dim"] or int(num_nodes)
+        heads = sizes["heads"]
+        sizes["embedding_dim"] = sizes["embedding_dim"] or heads * math.ceil(sizes["memory_dim"] / heads)
+        if sizes["embedding_dim"] % heads:
+            raise InvalidNameError(f"tgn: embedding_dim {sizes['embedding_dim']} is not divisible by heads {heads}; "
+                                   "pick a multiple of heads")
+    return sizes
+
+
+# ---------------------------------------------------------------------------------------------------- query sets
+
+
+class PairQueries:
+    """A snapshot task's graded queries on one split: every candidate pair of every graded snapshot.
+
+    Collects a score per candidate (in :func:`tgbhub.tasks.candidate_pairs`' order, the order of
+    :func:`tgbhub.baselines.memory.snapshot_queries`) and, on the way, each snapshot's F1 at the task's threshold.
+    """
+
+    def __init__(self, torch: Any, dataset: Any, task: Mapping[str, Any], split: str, edges: Any) -> None:
+        self.torch, self.edges, self.num_nodes = torch, edges, dataset.num_nodes
+        src, dst = candidate_pairs(task["candidates"], dataset.num_nodes)
+        device = edges.src.device
+        self.src = torch.as_tensor(src, device=device)
+        self.dst = torch.as_tensor(dst, device=device)
+        self.codes = self.src * self.num_nodes + self.dst
+        self.nodes = torch.unique(torch.cat([self.src, self.dst]))
+        self.start, self.stop = dataset.splits[split]
+        self.graded_from, _ = graded_snapshots(dataset.manifest, task, split)
+        self.threshold = float(task.get("threshold", 0.5))
+        self.zero_division = float(task.get("zero_division", 0.0))
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget collected scores (the queries stay on the device for the next pass)."""
+        self.scores: list[Any] = []
+        self.f1_sum = self.torch.zeros((), dtype=self.torch.float64, device=self.src.device)
+
+    def graded(self, t: int) -> bool:
+        return t >= self.graded_from
+
+    def needs(self, t: int) -> Any:
+        return self.nodes
+
+    def collect(self, t: int, score: Any) -> None:
+        """Score snapshot ``t``'s candidates with ``score(src, dst)`` and add its F1 to the running sum."""
+        torch = self.torch
+        scores = score(self.src, self.dst)
+        self.scores.append(scores)
+        src, dst = self.edges.rows(t)
+        truth = torch.isin(self.codes, src * self.num_nodes + dst)
+        predicted = scores >= self.threshold
+        tp = (predicted & truth).sum()
+        denominator = 2 * tp + (predicted & ~truth).sum() + (~predicted & truth).sum()
+        self.f1_sum += torch.where(denominator > 0, 2.0 * tp.double() / denominator.clamp(min=1).double(),
+                                   torch.tensor(self.zero_division, dtype=torch.float64, device=tp.device))
+
+    def metric(self) -> tuple[str, float]:
+        """``("f1", mean per-snapshot F1 over the graded snapshots)``."""
+        return "f1", float(self.f1_sum) / max(len(self.scores), 1)
+
+    def submission(self, dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
+        keys = snapshot_queries(dataset, task, split)
+        scores = self.torch.cat(self.scores) if self.scores else self.torch.zeros(0)
+        return {**keys, "score": scores.float().cpu().numpy()}
+
+
+class RankQueries:
+    """A ranking task's queries on one split (its pre-generated negatives): each query's positive and negatives are
+    scored at its snapshot; the reciprocal rank (TGB's average-tie rule) is summed on the way."""
+
+    def __init__(self, torch: Any, dataset: Any, task: Mapping[str, Any], split: str, edges: Any) -> None:
+        self.torch = torch
+        negatives = dataset.negatives(split, task=task.get("name"))
+        device = edges.src.device
+        times = np.asarray(negatives.t, dtype=np.int64)
+        order = np.argsort(times, kind="stable")  # queries by snapshot; answers go back to query order at the end
+        self.order = order
+        self.src = torch.as_tensor(np.asarray(negatives.src, dtype=np.int64)[order], device=device)
+        self.dst = torch.as_tensor(np.asarray(negatives.dst, dtype=np.int64)[order], device=device)
+        matrix = np.asarray(negatives.negatives)[order]
+        self.count = np.asarray(negatives.count)
+        self.neg = torch.as_tensor(np.maximum(matrix, 0).astype(np.int64), device=device)
+        self.valid = torch.as_tensor(matrix >= 0, device=device)
+        self.start, self.stop = dataset.splits[split]
+        self.bounds = np.searchsorted(times[order], np.arange(self.start, self.stop + 1)).tolist()
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget collected scores (the queries stay on the device for the next pass)."""
+        self.pos_scores: list[Any] = []
+        self.neg_scores: list[Any] = []
+        self.rr_sum = self.torch.zeros((), dtype=self.torch.float64, device=self.src.device)
+
+    def graded(self, t: int) -> bool:
+        return self.bounds[t - self.start + 1] > self.bounds[t - self.start]
+
+    def _rows(self, t: int) -> slice:
+        return slice(self.bounds[t - self.start], self.bounds[t - self.start + 1])
+
+    def needs(self, t: int) -> Any:
+        rows = self._rows(t)
+        return self.torch.unique(self.torch.cat([self.src[rows], self.dst[rows], self.neg[rows].reshape(-1)]))
+
+    def collect(self, t: int, score: Any) -> None:
+        """Score the positive and negatives of snapshot ``t``'s queries; add their reciprocal ranks."""
+        rows = self._rows(t)
+        src, neg = self.src[rows], self.neg[rows]
+        pos = score(src, self.dst[rows])
+        negs = score(src.repeat_interleave(neg.shape[1]), neg.reshape(-1)).reshape(neg.shape)
+        self.pos_scores.append(pos)
+        self.neg_scores.append(negs)
+        valid = self.valid[rows]
+        above = ((negs > pos[:, None]) & valid).sum(1) + ((negs >= pos[:, None]) & valid).sum(1)
+        self.rr_sum += (1.0 / (1.0 + above.double() / 2.0)).sum()
+
+    def metric(self) -> tuple[str, float]:
+        """``("mrr", mean reciprocal rank over the split's queries)``."""
+        return "mrr", float(self.rr_sum) / max(len(self.src), 1)
+
+    def submission(self, dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
+        torch = self.torch
+        width = self.neg.shape[1]
+        pos = (torch.cat(self.pos_scores) if self.pos_scores else torch.zeros(0)).float().cpu().numpy()
+        neg = (torch.cat(self.neg_scores) if self.neg_scores else torch.zeros(0, width)).float().cpu().numpy()
+        back = np.empty_like(self.order)
+        back[self.order] = np.arange(len(self.order))  # sorted position of each query
+        return {"query": np.arange(len(self.order), dtype=np.int64), "pos_score": pos[back],
+                "neg_scores": list_column(neg[back], self.count)}
+
+
+# -------------------------------------------------------------------------------------------------------- trainer
+
+
+class SnapshotTrainer:
+    """One of T-GRAB's temporal-graph models (``gclstm``, ``tgn``) and its protocol. The constructor does no I/O."""
+
+    def __init__(self, model_name: str, task_type: str, config: TrainConfig) -> None:
+        self.model_name = model_name
+        self.task_type = task_type
+        self.config = config
+        self.module: Any = None
+        self.device: Any = None
+        self.edges: Any = None
+        self._edges_of: Any = None
+        self._digest: str | None = None
+        self._num_nodes: int | None = None
+        #: history states kept for prediction: first snapshot not yet observed -> state (``None``: empty history)
+        self._boundaries: dict[int, Any] = {0: None}
+        #: the snapshot the module's live history is at (``None``: not a usable position, seek a boundary)
+        self._position: int | None = None
+
+    # ------------------------------------------------------------------------------------------------ settings
+
+    def hyperparameters(self) -> dict[str, Any]:
+        """The sizes (T-GRAB's, overridden by ``config.hparams``) and the protocol actually used.
+
+        Raises:
+            InvalidNameError: for an unknown or invalid hyper-parameter, a batch size other than one snapshot, or
+                ``compile``/``amp`` (not part of T-GRAB's protocol, not offered here).
+        """
+        c = self.config
+        if c.batch_size not in (None, 1):
+            raise InvalidNameError(f"{self.model_name} trains on one snapshot per step (T-GRAB's protocol); "
+                                   f"batch_size {c.batch_size} is not offered: leave it unset")
+        if c.compile or c.amp:
+            raise InvalidNameError(f"{self.model_name} does not offer compile or amp; leave both off")
+        return {"model": resolve_sizes(self.model_name, c.hparams, self._num_nodes), "node_features": "one-hot",
+                "lr": c.lr if c.lr is not None else PROTOCOL["lr"], "optimiser": "adam",
+                "epochs": c.epochs or PROTOCOL["epochs"], "patience": c.patience or PROTOCOL["patience"],
+                "patience_on": "train loss", "selection": "best validation score (the task's metric)",
+                "batch": "one snapshot", "loss": "bce, one random negative per positive",
+                "eval_every": PROTOCOL["eval_every"], "limit_batches": c.limit_batches}
+
+    def _check(self, dataset: Any, task: Mapping[str, Any]) -> None:
+        if str(task.get("type")) != self.task_type:
+            raise UnsupportedTaskError(f"this {self.model_name} trainer answers {self.task_type} tasks, not "
+                                       f"{task.get('type')!r} (task {task.get('name')!r}); make one with "
+                                       "tgbhub.trainers.make_trainer(task, model, config)")
+        if dataset.manifest.split_unit != "snapshot" or dataset.num_snapshots is None:
+            raise UnsupportedTaskError(f"{self.model_name} trains on snapshots, and {dataset.name}@{dataset.version} "
+                                       "has continuous time (splits in rows); use a discrete-time dataset")
+
+    def _prepare(self, dataset: Any, task: Mapping[str, Any]) -> dict[str, Any]:
+        """Resolve the settings for ``dataset``, put its rows on the device and build the network there."""
+        self._check(dataset, task)
+        self._num_nodes, self._digest = dataset.num_nodes, dataset.digest
+        settings = self.hyperparameters()
+        self.device = resolve_device(self.config.device)
+        self._load_edges(dataset)
+        self.module = _graph_models().build(self.model_name, dataset.num_nodes, settings["model"], self.edges)
+        self.module.to(self.device)
+        self.module.reset_history()
+        self._boundaries, self._position = {0: None}, None
+        return settings
+
+    def _load_edges(self, dataset: Any) -> None:
+        if self._edges_of is dataset:
+            return
+        t = np.asarray(dataset.t)
+        bounds = np.searchsorted(t, np.arange(dataset.num_snapshots + 1)).tolist()
+        self.edges = _graph_models().SnapshotEdges(np.asarray(dataset.src), np.asarray(dataset.dst), t, bounds,
+                                                   self.device)
+        self._edges_of = dataset
+        if self.module is not None:
+            self.module.edges = self.edges
+
+    # -------------------------------------------------------------------------------------------------- fitting
+
+    def fit(self, dataset: Any, task: Mapping[str, Any]) -> FitReport:
+        """Train on the train split (Algorithm 1), select the epoch with the best validation score, keep its weights
+        and its history states at the start and end of val. ``FitReport.best_val`` is that score (higher is better:
+        F1 or MRR); ``history`` has ``train_loss``, ``val_f1``/``val_mrr`` and ``seconds`` per epoch.
+
+        Raises:
+            MissingExtraError: without torch (``pip install 'tgbhub[train]'``).
+            InvalidNameError: for an invalid hyper-parameter or an unusable device; if the dataset has no val split.
+            UnsupportedTaskError: for a task of another type, or a dataset with continuous time.
+        """
+        require_torch(f"training {self.model_name}")
+        started = time.perf_counter()
+        with isolated_rng(self.config.seed, resolve_device(self.config.device)):
+            settings = self._prepare(dataset, task)
+            report = FitReport(device=str(self.device))
+            self._epochs(dataset, task, settings, report)
+        report.train_seconds = time.perf_counter() - started
+        return report
+
+    def _epochs(self, dataset: Any, task: Mapping[str, Any], settings: Mapping[str, Any], report: FitReport) -> None:
+        torch = require_torch(f"training {self.model_name}")
+        optimiser = torch.optim.Adam(self.module.parameters(), lr=settings["lr"])
+        train, val = dataset.split("train"), dataset.split("val")
+        train_start, train_stop, val_start, val_stop = train.start, train.stop, val.start, val.stop
+        steps = train_stop - train_start
+        if settings["limit_batches"]:
+            steps = min(steps, settings["limit_batches"])
+        queries = self._query_set(torch, dataset, task, "val")  # on the device once, reset every epoch
+        best_loss, stale, best = math.inf, 0, None
+        for epoch in range(settings["epochs"]):
+            tick = time.perf_counter()
+            loss = self._train_epoch(torch, optimiser, train_start, train_start + steps, epoch, settings["epochs"])
+            queries.reset()
+            entry = self._seek(val_start)
+            self._stream(torch, queries, val_start, val_stop)
+            name, score = queries.metric()
+            report.history.append({"epoch": epoch, "train_loss": loss, f"val_{name}": score,
+                                   "seconds": time.perf_counter() - tick})
+            report.epochs_run = epoch + 1
+            if score > report.best_val or report.best_epoch < 0:
+                report.best_val, report.best_epoch = score, epoch
+                best = ({k: v.detach().to("cpu", copy=True) for k, v in self.module.state_dict().items()},
+                        {val_start: entry, val_stop: self.module.history()})
+            if loss < best_loss:
+                best_loss, stale = loss, 0
+            else:
+                stale += 1
+            if not math.isfinite(loss) or stale >= settings["patience"] or score >= 1.0:
+                break
+        if best is not None:
+            self.module.load_state_dict(best[0])
+            self._boundaries = {0: None, **best[1]}
+        self._position = None
+
+    def _train_epoch(self, torch: Any, optimiser: Any, start: int, stop: int, epoch: int, epochs: int) -> float:
+        """One pass of Algorithm 1 over snapshots ``[start, stop)`` from an empty history; the mean step loss."""
+        module, n = self.module, self.num_nodes
+        module.train()
+        module.reset_history()
+        with torch.no_grad():
+            for t in range(0, start):  # a train split that does not start at 0: its past is history, not loss
+                module.observe(t, *self.edges.rows(t))
+        bar = Steps(f"{self.model_name} epoch {epoch + 1}/{epochs}", stop - start) if self.config.progress else None
+        total = torch.zeros((), dtype=torch.float64, device=self.device)
+        trained, label = 0, "loss -"
+        for t in range(start, stop):
+            src, dst = self.edges.rows(t)
+            if src.numel():
+                neg = training_negatives(torch, src, dst, n)
+                z, assoc = module.embed(torch.unique(torch.cat([src, dst, neg])))
+                pos_logit = module.decoder(z[assoc[src]], z[assoc[dst]])
+                neg_logit = module.decoder(z[assoc[src]], z[assoc[neg]])
+                bce = torch.nn.functional.binary_cross_entropy_with_logits
+                loss = bce(pos_logit, torch.ones_like(pos_logit)) + bce(neg_logit, torch.zeros_like(neg_logit))
+                module.observe(t, src, dst)  # before backward, as TGN's: the memory update is part of the step
+                optimiser.zero_grad(set_to_none=True)
+                loss.backward()
+                optimiser.step()
+                module.after_step()
+                total += loss.detach()
+                trained += 1
+            else:
+                with torch.no_grad():
+                    module.observe(t, src, dst)  # nothing to learn from; the history still moves on
+            if bar is not None:
+                if trained and (trained % PROGRESS_EVERY == 0 or t == stop - 1):
+                    label = f"loss {float(total) / trained:.4f}"
+                bar.step(label)
+        if bar is not None:
+            bar.close()
+        self._position = stop
+        return float(total) / max(trained, 1)
+
+    # ------------------------------------------------------------------------------------------------ streaming
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self._num_nodes or 0)
+
+    def _query_set(self, torch: Any, dataset: Any, task: Mapping[str, Any], split: str) -> Any:
+        kind = PairQueries if self.task_type == "snapshot-link-prediction" else RankQueries
+        return kind(torch, dataset, task, split, self.edges)
+
+    def _seek(self, target: int) -> Any:
+        """Bring the module's history (in eval mode) to "every snapshot before ``target`` observed"; returns that
+        history state. Resumes from the live history when it is not past ``target``, else from the latest kept
+        boundary at or before it, and observes the snapshots in between without scoring them."""
+        torch = require_torch("predicting")
+        self.module.eval()  # first: TGN's memory flushes its pending messages when it leaves training mode
+        position = self._position
+        if position is None or position > target:
+            position = max(b for b in self._boundaries if b <= target)
+            state = self._boundaries[position]
+            if state is None:
+                self.module.reset_history()
+            else:
+                self.module.load_history(state)
+        with torch.no_grad():
+            for t in range(position, target):
+                self.module.observe(t, *self.edges.rows(t))
+        self._position = target
+        return self.module.history()
+
+    def _stream(self, torch: Any, queries: Any, start: int, stop: int) -> None:
+        """Predict each snapshot of ``[start, stop)`` from the history before it, then observe it."""
+        module = self.module
+
+        def score(src: Any, dst: Any) -> Any:
+            return torch.sigmoid(module.decoder(z[assoc[src]], z[assoc[dst]]))
+
+        with torch.no_grad():
+            for t in range(start, stop):
+                if queries.graded(t):
+                    z, assoc = module.embed(queries.needs(t))
+                    queries.collect(t, score)
+                module.observe(t, *self.edges.rows(t))
+        self._position = stop
+
+    # ------------------------------------------------------------------------------------------------ predicting
+
+    def predict(self, dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
+        """The submission for ``split`` in the task's schema: a score in [0, 1] per candidate pair of every graded
+        snapshot (``t, src, dst, score``), or per query (``query, pos_score, neg_scores``) for a ranking task.
+
+        Raises:
+            MissingExtraError: without torch.
+            InvalidNameError: before :meth:`fit` or :meth:`restore` (no weights yet); for an unknown split.
+            IntegrityError: for a dataset other than the one the model was fitted on (its content digest differs).
+            UnsupportedTaskError: for a task of another type.
+        """
+        torch = require_torch(f"predicting with {self.model_name}")
+        if self.module is None:
+            raise InvalidNameError(f"{self.model_name} has no weights yet: call fit(dataset, task) or load a "
+                                   "checkpoint first")
+        self._check(dataset, task)
+        if dataset.digest != self._digest:
+            # the kept history states are states of the data the model was fitted on
+            raise IntegrityError(f"{self.model_name} predicting {dataset.name}@{dataset.version}",
+                                 f"the data it was fitted on (content digest {self._digest})",
+                                 f"content digest {dataset.digest}",
+                                 "Predict on the dataset the model was fitted on, or fit it on this one")
+        if split not in dataset.splits:
+            raise InvalidNameError(f"{dataset.name}@{dataset.version} has no split {split!r}; its splits are "
+                                   f"{', '.join(dataset.splits)}")
+        with isolated_rng(self.config.seed, self.device):
+            self._load_edges(dataset)
+            queries = self._query_set(torch, dataset, task, split)
+            start, stop = dataset.splits[split]
+            self._seek(start)
+            self._stream(torch, queries, start, stop)
+        return queries.submission(dataset, task, split)
+
+    # ---------------------------------------------------------------------------------------------- checkpoints
+
+    def state(self) -> dict[str, Any]:
+        """The weights and the kept history states (CPU tensors and ints): what :meth:`predict` resumes from."""
+        def cpu(state: Any) -> Any:
+            return {k: (v.detach().cpu() if hasattr(v, "detach") else v) for k, v in state.items()}
+
+        return {"weights": {k: v.detach().cpu() for k, v in self.module.state_dict().items()},
+                "boundaries": [{"t": int(t), "history": cpu(s)} for t, s in sorted(self._boundaries.items())
+                               if s is not None]}
+
+    def restore(self, state: Mapping[str, Any], dataset: Any, task: Mapping[str, Any]) -> None:
+        """Rebuild the network for ``dataset`` on the configured device and load ``state``.
+
+        Raises:
+            MissingExtraError: without torch.
+            InvalidNameError: for an invalid hyper-parameter or device.
+            UnsupportedTaskError: for a task of another type or a dataset with continuous time.
+        """
+        require_torch(f"loading {self.model_name}")
+        self._prepare(dataset, task)
+        self.module.load_state_dict(state["weights"])
+        self._boundaries = {0: None, **{int(b["t"]): dict(b["history"]) for b in state["boundaries"]}}
+        self._position = None
+
+
+def training_negatives(torch: Any, src: Any, dst: Any, num_nodes: int) -> Any:
+    """One negative destination per positive ``(src, dst)`` of a snapshot: uniform over the nodes, redrawn (a fixed
+    :data:`RESAMPLE_ROUNDS` times, so the device never waits on a check) where ``(src, neg)`` is a positive.
+    T-GRAB's ``get_neg_link``; a self-pair is a valid negative there too."""
+    positives = src * num_nodes + dst
+    neg = torch.randint(0, num_nodes, src.shape, device=src.device)
+    for _ in range(RESAMPLE_ROUNDS):
+        clash = torch.isin(src * num_nodes + neg, positives)
+        neg = torch.where(clash, torch.randint(0, num_nodes, src.shape, device=src.device), neg)
+    return neg
+
+
+def _register(task_type: str, name: str) -> None:
+    register_trainer(task_type, name)(lambda config: SnapshotTrainer(name, task_type, config))
+
+
+for _task_type in TASK_TYPES:
+    for _name in MODEL_NAMES:
+        _register(_task_type, _name)

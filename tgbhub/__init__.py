@@ -10,6 +10,7 @@ from tgbhub.api import counterfactual, get_evaluator, load_dataset, resolve
 from tgbhub.errors import (DatasetNotFoundError, FetchError, GenerationError, IntegrityError, InvalidNameError,
                            ManifestError, PublishError, SourceUnavailableError, SourceWarning, SubmissionError,
                            TgbhubError, VersionConflictError, VersionNotFoundError)
+from tgbhub.scale import build
 from tgbhub.training import train
 
 __version__ = "0.1.0"
@@ -17,6 +18,6 @@ __version__ = "0.1.0"
 __all__ = [
     "DatasetNotFoundError", "FetchError", "GenerationError", "IntegrityError", "InvalidNameError", "ManifestError",
     "PublishError", "SourceUnavailableError", "SourceWarning", "SubmissionError", "TgbhubError",
-    "VersionConflictError", "VersionNotFoundError", "__version__", "counterfactual", "get_evaluator", "load_dataset",
-    "resolve", "train",
+    "VersionConflictError", "VersionNotFoundError", "__version__", "build", "counterfactual", "get_evaluator",
+    "load_dataset", "resolve", "train",
 ]

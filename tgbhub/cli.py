@@ -328,6 +328,9 @@ def cmd_counterfactual(args: argparse.Namespace) -> int:
     from tgbhub.evaluate import counterfactual as harness
     from tgbhub.evaluate import generative
 
+    if args.generative and args.scheduler:
+        raise TgbhubError("--scheduler runs the variants' builds of the counterfactual check as tasks; --generative "
+                          "reads few variants and runs here: drop --scheduler")
     if args.generative:
         name = args.name or args.model
         real = api.load_dataset(name, cache_dir=args.cache_dir)
@@ -343,11 +346,14 @@ def cmd_counterfactual(args: argparse.Namespace) -> int:
     if args.name is None:
         raise TgbhubError("counterfactual needs MODEL and NAME, e.g. tgbhub counterfactual edgebank family/name "
                           "(or NAME with --generative FILE)")
+    from tgbhub import scale  # with --scheduler: the base and its variants are made ready first, one task each
+
     is_file = args.model.endswith(".parquet") or os.path.isfile(args.model)
-    report = api.counterfactual(args.name, None if is_file else args.model,
-                                predictions=args.model if is_file else None, kinds=args.kinds,
-                                seeds=harness.seed_list(args.seeds) if args.seeds else None, negatives=args.negatives,
-                                epsilon=args.epsilon, controls=args.controls, cache_dir=args.cache_dir)
+    report = scale.counterfactual(args.name, None if is_file else args.model,
+                                  predictions=args.model if is_file else None, kinds=args.kinds,
+                                  seeds=harness.seed_list(args.seeds) if args.seeds else None,
+                                  negatives=args.negatives, epsilon=args.epsilon, controls=args.controls,
+                                  cache_dir=args.cache_dir, scheduler=args.scheduler, retries=args.retries)
     label = Path(args.model).stem if is_file else args.model
     out = Path(args.out or f"counterfactual-{label}-{args.name.partition('@')[0].replace('/', '-')}")
     written = report.write(out)
@@ -546,6 +552,7 @@ def _add_grading_commands(commands: Any) -> None:
                          "test window")
     counter.add_argument("--undirected", action="store_true", help="--generative: (u, v) and (v, u) are one pair")
     counter.add_argument("--json", action="store_true")
+    _add_scheduler_options(counter)
     counter.set_defaults(run=cmd_counterfactual)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from tgbhub.errors import UnsupportedTaskError
 
@@ -14,18 +14,31 @@ Baseline = Callable[[Any, Mapping[str, Any], str], Mapping[str, Any]]
 BASELINES: dict[tuple[str, str], Baseline] = {}
 
 
+F = TypeVar("F")
+
+
+def registering(table: dict[tuple[str, str], F], task_type: str, model: str, what: str) -> Callable[[F], F]:
+    """A decorator putting its function into ``table`` under ``(task_type, model)`` (the baselines' and the
+    trainers' registries share it).
+
+    Raises:
+        ValueError: if ``(task_type, model)`` is already registered to another function (a programming error).
+    """
+    def decorate(fn: F) -> F:
+        if table.get((task_type, model), fn) is not fn:
+            raise ValueError(f"{what} {model!r} for {task_type!r} is already registered")
+        table[(task_type, model)] = fn
+        return fn
+    return decorate
+
+
 def register_baseline(task_type: str, model: str) -> Callable[[Baseline], Baseline]:
     """Decorator: ``model`` produces submissions for every task of type ``task_type``.
 
     Raises:
         ValueError: if ``(task_type, model)`` is already registered to another function.
     """
-    def decorate(fn: Baseline) -> Baseline:
-        if BASELINES.get((task_type, model), fn) is not fn:
-            raise ValueError(f"baseline {model!r} for {task_type!r} is already registered")
-        BASELINES[(task_type, model)] = fn
-        return fn
-    return decorate
+    return registering(BASELINES, task_type, model, "baseline")
 
 
 def models_for(task_type: str) -> list[str]:

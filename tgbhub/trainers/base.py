@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from tgbhub.baselines.registry import registering
 from tgbhub.errors import InvalidNameError, UnsupportedTaskError
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -106,12 +107,7 @@ def register_trainer(task_type: str, model: str) -> Callable[[TrainerFactory], T
     Raises:
         ValueError: if ``(task_type, model)`` is already registered to another factory (a programming error).
     """
-    def decorate(factory: TrainerFactory) -> TrainerFactory:
-        if TRAINERS.get((task_type, model), factory) is not factory:
-            raise ValueError(f"trainer {model!r} for {task_type!r} is already registered")
-        TRAINERS[(task_type, model)] = factory
-        return factory
-    return decorate
+    return registering(TRAINERS, task_type, model, "trainer")
 
 
 def trainers_for(task_type: str | None = None) -> list[str]:

@@ -18,7 +18,7 @@ import pytest
 
 import tgbhub
 from tgbhub import cache, scale
-from tgbhub.errors import InvalidNameError, MissingExtraError
+from tgbhub.errors import InvalidNameError, MissingExtraError, SchedulerUnavailableError
 from tgbhub.evaluate.submission import write_submission
 from tgbhub.columns import read_columns
 from tgbhub.hashing import content_digest, file_sha256
@@ -218,7 +218,7 @@ def test_an_unreachable_scheduler_is_one_clear_error(tmp_path: Path, monkeypatch
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     monkeypatch.setattr(scale, "CONNECT_TIMEOUT", "1s")
-    with pytest.raises(tgbhub.TgbhubError, match=rf"could not reach the Dask scheduler at 'tcp://127.0.0.1:{port}'"):
+    with pytest.raises(SchedulerUnavailableError, match=rf"could not reach the Dask scheduler at 'tcp://127.0.0.1:{port}'"):
         scale.build(["t-grab/pdet-2-4"], scheduler=f"tcp://127.0.0.1:{port}", cache_dir=tmp_path)
 
 

@@ -119,6 +119,10 @@ class VersionConflictError(PublishError, ValueError):
                          "changes. Publish the new content under a new version (bump the manifests' version).")
 
 
+class SchedulerUnavailableError(TgbhubError, OSError):
+    """A Dask scheduler named by ``--scheduler`` did not answer; the message says how to start or reach one."""
+
+
 class SourceWarning(UserWarning):
     """A source failed or served bytes that did not verify; the next source was tried."""
 

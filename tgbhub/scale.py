@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from tgbhub import api, cache, config
-from tgbhub.errors import (DatasetNotFoundError, GenerationError, InvalidNameError, MissingExtraError, TgbhubError,
-                           VersionNotFoundError)
+from tgbhub.errors import (DatasetNotFoundError, GenerationError, InvalidNameError, MissingExtraError,
+                           SchedulerUnavailableError, TgbhubError, VersionNotFoundError)
 from tgbhub.progress import track
 
 #: how ``--scheduler`` is written; ``local`` starts one worker process per CPU core
@@ -128,7 +128,7 @@ def build(names: Sequence[str], *, client: Any = None, scheduler: str | None = N
     Raises:
         InvalidNameError: if ``scheduler`` is malformed or both ``client`` and ``scheduler`` are given.
         MissingExtraError: if a cluster is asked for and dask[distributed] is not installed.
-        TgbhubError: if the scheduler at an address cannot be reached within :data:`CONNECT_TIMEOUT`.
+        SchedulerUnavailableError: if the scheduler at an address cannot be reached within :data:`CONNECT_TIMEOUT`.
     Per-dataset failures are rows (``status == "failed"``), not exceptions; see :meth:`BuildReport.raise_for_failures`.
     """
     root = str(config.cache_root(cache_dir).absolute())
@@ -357,7 +357,7 @@ def _session(client: Any, scheduler: str | None) -> Iterator[tuple[Any, str]]:
     Raises:
         InvalidNameError: for both or a malformed ``scheduler``.
         MissingExtraError: if Dask is needed and not installed.
-        TgbhubError: if the scheduler at an address does not answer.
+        SchedulerUnavailableError: if the scheduler at an address does not answer.
     """
     if client is not None and scheduler is not None:
         raise InvalidNameError("pass client= or scheduler=, not both: a client already names its scheduler")
@@ -373,7 +373,7 @@ def _session(client: Any, scheduler: str | None) -> Iterator[tuple[Any, str]]:
         try:
             remote = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT)
         except OSError as exc:  # distributed's timeouts and refusals are OSErrors
-            raise TgbhubError(f"could not reach the Dask scheduler at {scheduler!r} within {CONNECT_TIMEOUT} ({exc}); "
+            raise SchedulerUnavailableError(f"could not reach the Dask scheduler at {scheduler!r} within {CONNECT_TIMEOUT} ({exc}); "
                               "start one (`dask scheduler`, then `dask worker ADDRESS` on each machine) or check the "
                               "address, or use --scheduler local:N for a cluster on this machine") from exc
         with remote:

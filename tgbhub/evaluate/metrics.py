@@ -119,7 +119,8 @@ def device_ranks(pos_scores: Any, neg_scores: Any, counts: Any = None) -> np.nda
     """
     import torch
 
-    pos, neg = torch.as_tensor(pos_scores), torch.as_tensor(neg_scores, device=torch.as_tensor(pos_scores).device)
+    pos = torch.as_tensor(pos_scores)
+    neg = torch.as_tensor(neg_scores, device=pos.device)
     for name, values, ndim in (("pos_scores", pos, 1), ("neg_scores", neg, 2)):
         if values.dtype == torch.bool or values.dtype.is_complex:
             raise ScoreError(f"{name} has dtype {values.dtype}; scores must be real numbers (float32 or float64)")

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from tgbhub.baselines.trajectory import RolloutSubmission
+from tgbhub.errors import InvalidNameError
 from tgbhub.progress import counter
 from tgbhub.trainers.base import FitReport, TrainConfig, register_trainer
 from tgbhub.trainers.torchutil import EarlyStopping, isolated_rng, require_torch, resolve_device
@@ -82,7 +83,6 @@ class ChaosNetTrainer:
         _, defaults, lr = _models()[self.model_name]
         unknown = sorted(set(self.config.hparams) - set(defaults))
         if unknown:
-            from tgbhub.errors import InvalidNameError
             raise InvalidNameError(f"{self.model_name} has no hyper-parameter {unknown[0]!r}; it takes "
                                    f"{', '.join(sorted(defaults))}")
         c = self.config
@@ -249,7 +249,6 @@ class ChaosNetTrainer:
         """
         torch = require_torch("forecasting")
         if self.module is None:
-            from tgbhub.errors import InvalidNameError
             raise InvalidNameError(f"{self.model_name} has no weights yet: call fit(dataset, task) or load a "
                                    "checkpoint first")
         context, block = int(task["context"]), int(task.get("rollout", {}).get("block", task["horizon"]))

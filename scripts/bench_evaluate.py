@@ -3,6 +3,9 @@
 1. MRR over 1M queries x 100 negatives (float32): tgbhub's ``rank_metrics`` (one call, validation included)
    against py-tgb 2.3.0's ``Evaluator.eval``, batched (one call) and as its examples call it (once per query,
    then ``np.mean``), in the same run.
+   Where a GPU is present, the same scores as CUDA tensors: tgbhub's ``rank_metrics`` (ranks on the GPU, checks
+   included) against py-tgb's ``Evaluator.eval`` on the same tensors (its torch branch: a plain reduction there).
+   On a CPU-only machine the table says the GPU rows were not measured.
 2. Loading 1M x 20 pre-generated negatives: tgbhub's format against a TGB-style pickled dict
    ``{(src, dst, t): ndarray}``. tgbhub's load path is the cache's memory-mapped ``.npy`` (what ``ds.negatives``
    opens; also timed reading every value); decoding the Parquet artifact happens once, at install, and is shown too.
@@ -72,6 +75,41 @@ def mrr_rows(queries: int, q: int, repeats: int, per_query: int) -> list[tuple[s
             (per_query_label, f"{o:.3f}", f"{loop_full:.1f}", f"{loop_full / o:.0f}x")]
 
 
+def gpu_rows(queries: int, q: int, repeats: int) -> list[tuple[str, str, str, str]]:
+    try:
+        import torch
+    except ImportError:
+        return [("MRR on the GPU", "not measured: torch is not installed", "", "")]
+    if not torch.cuda.is_available():
+        return [("MRR on the GPU", "not measured: no CUDA device on this machine", "", "")]
+    from tgb.linkproppred.evaluate import Evaluator
+
+    generator = torch.Generator(device="cuda").manual_seed(0)
+    pos = torch.rand(queries, device="cuda", generator=generator)
+    neg = torch.rand((queries, q), device="cuda", generator=generator)
+    evaluator = Evaluator(name="tgbl-wiki", k_value=10)
+
+    def synced(fn: Callable[[], float]) -> Callable[[], float]:
+        def run() -> float:
+            value = fn()
+            torch.cuda.synchronize()
+            return value
+        return run
+
+    ours_fn = synced(lambda: rank_metrics(pos, neg)["mrr"])
+    theirs_fn = synced(lambda: float(evaluator.eval({"y_pred_pos": pos, "y_pred_neg": neg,
+                                                     "eval_metric": ["mrr"]})["mrr"]))
+    ours_fn(), theirs_fn()  # warm-up: CUDA context and kernels
+    ours, value = timed(ours_fn, repeats)
+    theirs, their_value = timed(theirs_fn, repeats)
+    if abs(value - their_value) > 1e-4:
+        raise RuntimeError(f"GPU MRR differs: tgbhub {value} vs py-tgb {their_value}")
+    o, t = statistics.median(ours), statistics.median(theirs)
+    label = f"{queries // 1_000_000}M x {q}" if queries >= 1_000_000 else f"{queries} x {q}"
+    return [(f"MRR {label}, CUDA tensors on {torch.cuda.get_device_name()} (s)", f"{o:.4f}", f"{t:.4f}",
+             f"{t / o:.1f}x")]
+
+
 def load_rows(queries: int, q: int, repeats: int, pickle_repeats: int) -> list[tuple[str, str, str, str]]:
     rng = np.random.default_rng(1)
     src = rng.integers(0, 10_000, queries).astype(np.int32)
@@ -130,6 +168,7 @@ def main() -> None:
     args = parser.parse_args()
     per_query = args.per_query or args.queries
     rows = [*mrr_rows(args.queries, args.negatives, args.repeats, per_query),
+            *gpu_rows(args.queries, args.negatives, args.repeats),
             *load_rows(args.queries, args.load_negatives, args.repeats, args.pickle_repeats)]
     header = ("measurement", f"tgbhub (median of {args.repeats})",
               f"py-tgb 2.3.0 (median of {args.repeats}; per-query loop and pickle: 1 / {args.pickle_repeats})",

@@ -116,6 +116,36 @@ def test_ranking_by_hand_and_per_query(ce) -> None:
     assert result["task"] == "ranking" and result["task_type"] == "one-vs-many-ranking"
 
 
+def test_ranking_on_the_scores_device_equals_the_host_path(ce, monkeypatch) -> None:
+    torch = pytest.importorskip("torch")
+    import tgbhub.evaluate.ranking as ranking
+
+    negatives = ce.negatives("test")
+    n, q = len(negatives), negatives.q
+    rng = np.random.default_rng(11)
+    neg = rng.integers(0, 4, size=(n, q)).astype(np.float32)  # small integers: many ties
+    pos = rng.integers(0, 4, size=n).astype(np.float32)
+    order = rng.permutation(n)
+    host = {"query": order, "pos_score": pos[order], "neg_scores": neg[order]}
+    tensors = {"query": torch.from_numpy(order), "pos_score": torch.from_numpy(pos[order]),
+               "neg_scores": torch.from_numpy(neg[order])}
+    evaluator = ce.get_evaluator("ranking")
+    expected = evaluator.evaluate(host, detail=True)
+    # CI has no GPU: treat CPU tensors as if they lived on one, so the device path itself runs
+    monkeypatch.setattr(ranking, "on_accelerator", lambda values: hasattr(values, "detach"))
+    calls = []
+    monkeypatch.setattr(ranking, "device_ranks", lambda *a: calls.append(1) or ranking.ranks(*a))
+    got = evaluator.evaluate(tensors, detail=True)
+    assert calls == [1] and got == expected
+    tensors["neg_scores"] = tensors["neg_scores"].clone()
+    tensors["neg_scores"][3, 0] = float("nan")
+    with pytest.raises(ranking.SubmissionError, match="neg_scores.*row 3"):
+        evaluator.evaluate(tensors)
+    tensors["query"] = torch.from_numpy(np.zeros(n, dtype=np.int64))  # repeats: the host's own check and message
+    with pytest.raises(ranking.SubmissionError, match="query"):
+        evaluator.evaluate(tensors)
+
+
 def test_ranking_with_padded_rows_uses_variable_lists() -> None:
     from tgbhub.evaluate.ranking import RankingEvaluator
     from tgbhub.manifest import Manifest

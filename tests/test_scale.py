@@ -18,7 +18,7 @@ import pytest
 
 import tgbhub
 from tgbhub import cache, scale
-from tgbhub.errors import InvalidNameError, MissingExtraError, SchedulerUnavailableError
+from tgbhub.errors import InvalidNameError, MissingExtraError, SchedulerUnavailableError, UnsupportedTaskError
 from tgbhub.evaluate.submission import write_submission
 from tgbhub.columns import read_columns
 from tgbhub.hashing import content_digest, file_sha256
@@ -158,6 +158,8 @@ def test_evaluate_grades_many_files_as_tasks(client: Any, tmp_path: Path) -> Non
         serial = scale.grade(name, file, cache_dir=root, offline=True)
         assert row["metrics"] == serial["metrics"] and row["digest"] == serial["digest"] == dataset.digest
         assert row["worker"].startswith("tcp://127.0.0.1:")
+    with pytest.raises(UnsupportedTaskError, match="--teacher-forced applies to rollout-forecasting tasks only"):
+        scale.grade(name, files[0], teacher_forced=files[1], cache_dir=root, offline=True)
 
 
 def test_cli_evaluate_several_files_prints_one_json_line_each(tmp_path: Path,
@@ -218,7 +220,8 @@ def test_an_unreachable_scheduler_is_one_clear_error(tmp_path: Path, monkeypatch
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     monkeypatch.setattr(scale, "CONNECT_TIMEOUT", "1s")
-    with pytest.raises(SchedulerUnavailableError, match=rf"could not reach the Dask scheduler at 'tcp://127.0.0.1:{port}'"):
+    expected = rf"could not reach the Dask scheduler at 'tcp://127.0.0.1:{port}'"
+    with pytest.raises(SchedulerUnavailableError, match=expected):
         scale.build(["t-grab/pdet-2-4"], scheduler=f"tcp://127.0.0.1:{port}", cache_dir=tmp_path)
 
 

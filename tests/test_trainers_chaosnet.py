@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -42,6 +44,7 @@ def test_each_model_trains_predicts_and_is_graded(dataset, model):
     assert report.epochs_run == 2 and len(report.history) == 2 and report.device == "cpu"
     assert 0 <= report.best_epoch < 2 and np.isfinite(report.best_val)
     assert report.best_val == min(h["val_mse"] for h in report.history)
+    assert report.val_metric == "mse" and not report.higher_is_better
     submission = trainer.predict(dataset, dataset.task, "test")
     result = tgbhub.get_evaluator(dataset).evaluate(submission, split="test")
     metrics = result["metrics"]
@@ -73,6 +76,24 @@ def test_same_seed_is_bit_identical_on_cpu_and_another_seed_is_not(dataset):
     other = _fit(dataset, "lstm", seed=4)[0].state()["weights"]
     assert all(torch.equal(first[k], again[k]) for k in first)
     assert not all(torch.equal(first[k], other[k]) for k in first)
+
+
+def test_amp_trains_in_bfloat16_close_to_float32(dataset):
+    _, plain = _fit(dataset, "dlinear")
+    _, amp = _fit(dataset, "dlinear", amp=True)
+    losses = [[h["train_mse"] for h in report.history] for report in (plain, amp)]
+    assert losses[0] != losses[1]  # autocast ran: bfloat16 rounds the matmuls
+    assert np.allclose(losses[0], losses[1], rtol=0.05) and np.isfinite(amp.best_val)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None and shutil.which("clang++") is None,
+                    reason="torch.compile on CPU generates C++ and needs a compiler (g++ or clang++)")
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")  # torch's own import
+def test_compiled_training_matches_eager(dataset):
+    _, plain = _fit(dataset, "dlinear", epochs=1)
+    _, compiled = _fit(dataset, "dlinear", epochs=1, compile=True)
+    assert compiled.history[0]["train_mse"] == pytest.approx(plain.history[0]["train_mse"], rel=1e-5)
+    assert compiled.best_val == pytest.approx(plain.best_val, rel=1e-5)
 
 
 def test_fit_leaves_the_callers_torch_rng_alone(dataset):

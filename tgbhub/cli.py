@@ -522,7 +522,8 @@ def _add_grading_commands(commands: Any) -> None:
     trainer.add_argument("--hparam", action="append", default=[], metavar="KEY=VALUE",
                          help="override a model size, e.g. --hparam channels=64 (repeatable)")
     trainer.add_argument("--compile", action="store_true", help="torch.compile the model (off by default)")
-    trainer.add_argument("--amp", action="store_true", help="bfloat16 autocast on CUDA (off by default)")
+    trainer.add_argument("--amp", action="store_true", help="bfloat16 autocast of the training steps; validation "
+                         "and rollout stay float32 (off by default)")
     trainer.add_argument("--task", help="task name (default: the dataset's first task the model trains for)")
     trainer.add_argument("--split", help="split to predict and grade (default: the task's report split)")
     trainer.add_argument("--out", help="folder for model.pt, submission.parquet and result.json (default: "

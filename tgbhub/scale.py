@@ -31,7 +31,7 @@ from typing import Any
 
 from tgbhub import api, cache, config
 from tgbhub.errors import (DatasetNotFoundError, GenerationError, InvalidNameError, MissingExtraError,
-                           SchedulerUnavailableError, TgbhubError, VersionNotFoundError)
+                           SchedulerUnavailableError, TgbhubError, UnsupportedTaskError, VersionNotFoundError)
 from tgbhub.progress import track
 
 #: how ``--scheduler`` is written; ``local`` starts one worker process per CPU core
@@ -184,7 +184,7 @@ def grade(name: str, file: str | os.PathLike[str], *, task: str | None = None, s
     Raises:
         DatasetNotFoundError, SourceUnavailableError: for a dataset that cannot be loaded.
         SubmissionError: for a file that breaks the task's schema (no score).
-        TgbhubError: if ``teacher_forced`` is given for a task that is not rollout forecasting.
+        UnsupportedTaskError: if ``teacher_forced`` is given for a task that is not rollout forecasting.
     """
     import pyarrow.parquet as pq
 
@@ -202,9 +202,9 @@ def grade(name: str, file: str | os.PathLike[str], *, task: str | None = None, s
     extra: dict[str, Any] = {}
     if teacher_forced:
         if not hasattr(evaluator, "teacher_forced_keys"):
-            raise TgbhubError(f"--teacher-forced applies to rollout-forecasting tasks only; task "
-                              f"{evaluator.task.get('name')!r} is of type {evaluator.task.get('type')!r}: "
-                              "drop the flag")
+            raise UnsupportedTaskError(f"--teacher-forced applies to rollout-forecasting tasks only; task "
+                                       f"{evaluator.task.get('name')!r} is of type {evaluator.task.get('type')!r}: "
+                                       "drop the flag")
         extra["teacher_forced"] = teacher_forced
     return evaluator.evaluate(file, split=split, detail=detail, **extra)
 
@@ -373,9 +373,10 @@ def _session(client: Any, scheduler: str | None) -> Iterator[tuple[Any, str]]:
         try:
             remote = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT)
         except OSError as exc:  # distributed's timeouts and refusals are OSErrors
-            raise SchedulerUnavailableError(f"could not reach the Dask scheduler at {scheduler!r} within {CONNECT_TIMEOUT} ({exc}); "
-                              "start one (`dask scheduler`, then `dask worker ADDRESS` on each machine) or check the "
-                              "address, or use --scheduler local:N for a cluster on this machine") from exc
+            raise SchedulerUnavailableError(
+                f"could not reach the Dask scheduler at {scheduler!r} within {CONNECT_TIMEOUT} ({exc}); start one "
+                "(`dask scheduler`, then `dask worker ADDRESS` on each machine) or check the address, or use "
+                "--scheduler local:N for a cluster on this machine") from exc
         with remote:
             yield remote, scheduler
         return

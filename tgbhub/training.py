@@ -86,7 +86,8 @@ def train(model: str, name: str, *, version: str | None = None, seed: int = 42, 
     result = {"dataset": dataset.name, "version": dataset.version, "model": model, "seed": seed,
               "device": report.device, "epochs_run": report.epochs_run, "train_seconds": report.train_seconds,
               "metrics": graded["metrics"], "task": chosen.get("name"), "split": graded_split,
-              "best_epoch": report.best_epoch, "hyperparameters": trainer.hyperparameters(),
+              "best_epoch": report.best_epoch, "best_val": {report.val_metric: report.best_val},
+              "hyperparameters": trainer.hyperparameters(),
               "history": report.history,
               **{k: graded[k] for k in ("validity_screen", "warnings") if k in graded}}
     if write:

@@ -3,6 +3,10 @@
 Submission: one row per query of the split's negatives file, ``query`` (its row index there), ``pos_score`` and
 ``neg_scores``, a list with exactly ``count[query]`` scores in the order of that query's negatives (padding ``-1``
 slots get no score). Row order is free.
+
+An in-memory submission whose ``neg_scores`` is a ``(queries, q)`` torch tensor on a GPU is ranked there: the score
+matrix never comes to the host, only the query ids and the ranks cross. Anything else is read on the host. Both
+paths apply the same checks and give the same ranks.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from tgbhub.evaluate.base import TaskEvaluator, result
-from tgbhub.evaluate.metrics import DEFAULT_KS, metrics_from_ranks, ranks
+from tgbhub.evaluate.metrics import DEFAULT_KS, device_ranks, metrics_from_ranks, on_accelerator, ranks
 from tgbhub.evaluate.registry import register_evaluator
 from tgbhub.evaluate.submission import ListColumn, SubmissionError, read_submission, unique_ids
 from tgbhub.manifest import Manifest
@@ -58,6 +62,41 @@ class RankingEvaluator(TaskEvaluator):
         matrix[row_of, within] = lists.values
         return matrix
 
+    def _on_device(self, submission: Any, count: np.ndarray, q: int) -> tuple[Any, Any] | None:
+        """``(pos, neg)`` in query order on the scores' device, for a mapping submission whose ``neg_scores`` is a
+        ``(queries, q)`` floating tensor off the CPU and every query has ``q`` real negatives; ``None`` otherwise,
+        and the host path then reads the submission and gives its own errors.
+
+        Raises:
+            SubmissionError: for query ids that miss or repeat a query, or a NaN/inf score (naming the row).
+        """
+        if not isinstance(submission, Mapping) or set(submission) != {"query", "pos_score", "neg_scores"}:
+            return None
+        neg, pos, query = submission["neg_scores"], submission["pos_score"], submission["query"]
+        if not on_accelerator(neg) or not neg.is_floating_point() or tuple(neg.shape) != (len(count), q) or not (
+                count == q).all():
+            return None
+        import torch  # present: neg is a torch tensor
+
+        pos = torch.as_tensor(pos, device=neg.device)
+        query = query.detach().cpu().numpy() if hasattr(query, "detach") else np.asarray(query)
+        if not pos.is_floating_point() or tuple(pos.shape) != (len(count),) or query.dtype.kind not in "iu" or (
+                query.shape != (len(count),)):
+            return None
+        query = unique_ids("query", query.astype(np.int64, copy=False), len(count), lambda i: f"query={i}")
+        if not np.array_equal(query, np.arange(len(query))):
+            row_of_query = torch.as_tensor(np.argsort(query), device=neg.device)
+            pos, neg = pos[row_of_query], neg[row_of_query]
+        else:
+            row_of_query = None
+        for column, bad in (("pos_score", ~torch.isfinite(pos)), ("neg_scores", ~torch.isfinite(neg).all(dim=1))):
+            if bool(bad.any()):
+                first = int(torch.nonzero(bad)[0, 0])
+                row = first if row_of_query is None else int(row_of_query[first])
+                raise SubmissionError(column, row, "holds a NaN or infinite value; every value must be finite",
+                                      self.non_finite_fix)
+        return pos, neg
+
     def evaluate(self, submission: Any, split: str | None = None, detail: bool = False) -> dict[str, Any]:
         """MRR and Hits@K (the task's ``ks``) of ``submission`` on ``split`` (default: the task's ``report_split``).
 
@@ -70,11 +109,16 @@ class RankingEvaluator(TaskEvaluator):
         name = choose_split(self.manifest, self.task, split)
         negatives = self.truth.negatives(name, task=self.task.get("name"))
         count = np.asarray(negatives.count, dtype=np.int64)
-        columns = read_submission(submission, self.task, non_finite_fix=self.non_finite_fix)
-        matrix = self._matrix(columns, count, int(negatives.negatives.shape[1]))
-        pos = np.empty(len(count), dtype=np.float64)
-        pos[columns["query"]] = columns["pos_score"]
-        rank = ranks(pos, matrix, count)
+        q = int(negatives.negatives.shape[1])
+        on_device = self._on_device(submission, count, q)
+        if on_device is not None:
+            rank = device_ranks(*on_device)
+        else:
+            columns = read_submission(submission, self.task, non_finite_fix=self.non_finite_fix)
+            matrix = self._matrix(columns, count, q)
+            pos = np.empty(len(count), dtype=np.float64)
+            pos[columns["query"]] = columns["pos_score"]
+            rank = ranks(pos, matrix, count)
         extra: dict[str, Any] = {"num_queries": int(len(count))}
         if detail:
             extra["per_query"] = {"rank": rank.tolist()}

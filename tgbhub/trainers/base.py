@@ -59,11 +59,17 @@ class TrainConfig:
 
 @dataclass
 class FitReport:
-    """What ``fit`` did: epochs run, the epoch whose weights were kept, and per-epoch losses and times."""
+    """What ``fit`` did: epochs run, the epoch whose weights were kept, and per-epoch losses and times.
+
+    ``best_val`` is that epoch's validation score, ``val_metric`` names it (``"mse"``, ``"f1"``, ``"mrr"``) and
+    ``higher_is_better`` says which way it was selected (an error is minimised, a score maximised).
+    """
 
     epochs_run: int = 0
     best_epoch: int = -1
-    best_val: float = float("inf")
+    best_val: float = float("nan")
+    val_metric: str = ""
+    higher_is_better: bool = False
     train_seconds: float = 0.0
     device: str = "cpu"
     history: list[dict[str, float]] = field(default_factory=list)

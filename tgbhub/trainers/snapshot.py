@@ -343,8 +343,9 @@ class SnapshotTrainer:
             report.history.append({"epoch": epoch, "train_loss": loss, f"val_{name}": score,
                                    "seconds": time.perf_counter() - tick})
             report.epochs_run = epoch + 1
-            if score > report.best_val or report.best_epoch < 0:
+            if report.best_epoch < 0 or score > report.best_val:
                 report.best_val, report.best_epoch = score, epoch
+                report.val_metric, report.higher_is_better = name, True
                 best = ({k: v.detach().to("cpu", copy=True) for k, v in self.module.state_dict().items()},
                         {val_start: entry, val_stop: self.module.history()})
             if loss < best_loss:

@@ -4,7 +4,8 @@
    against py-tgb 2.3.0's ``Evaluator.eval``, batched (one call) and as its examples call it (once per query,
    then ``np.mean``), in the same run.
    Where a GPU is present, the same scores as CUDA tensors: tgbhub's ``rank_metrics`` (ranks on the GPU, checks
-   included) against py-tgb's ``Evaluator.eval`` on the same tensors (its torch branch: a plain reduction there).
+   included) against py-tgb's ``Evaluator.eval`` on the same tensors (it copies them to the host and ranks in
+   numpy) and against a plain torch reduction on the GPU (the same ranking work without checks: the floor).
    On a CPU-only machine the table says the GPU rows were not measured.
 2. Loading 1M x 20 pre-generated negatives: tgbhub's format against a TGB-style pickled dict
    ``{(src, dst, t): ndarray}``. tgbhub's load path is the cache's memory-mapped ``.npy`` (what ``ds.negatives``
@@ -82,32 +83,50 @@ def gpu_rows(queries: int, q: int, repeats: int) -> list[tuple[str, str, str, st
         return [("MRR on the GPU", "not measured: torch is not installed", "", "")]
     if not torch.cuda.is_available():
         return [("MRR on the GPU", "not measured: no CUDA device on this machine", "", "")]
+    return tensor_rows(queries, q, repeats, "cuda")
+
+
+def tensor_rows(queries: int, q: int, repeats: int, device: str) -> list[tuple[str, str, str, str]]:
+    """MRR of scores held as torch tensors on ``device`` (``cuda`` in the bench; ``cpu`` checks the code here)."""
+    import torch
     from tgb.linkproppred.evaluate import Evaluator
 
-    generator = torch.Generator(device="cuda").manual_seed(0)
-    pos = torch.rand(queries, device="cuda", generator=generator)
-    neg = torch.rand((queries, q), device="cuda", generator=generator)
+    generator = torch.Generator(device=device).manual_seed(0)
+    pos = torch.rand(queries, device=device, generator=generator)
+    neg = torch.rand((queries, q), device=device, generator=generator)
     evaluator = Evaluator(name="tgbl-wiki", k_value=10)
+    where = torch.cuda.get_device_name() if device == "cuda" else device
 
     def synced(fn: Callable[[], float]) -> Callable[[], float]:
         def run() -> float:
             value = fn()
-            torch.cuda.synchronize()
+            if device == "cuda":
+                torch.cuda.synchronize()
             return value
         return run
 
+    def plain_torch() -> float:
+        column = pos[:, None]
+        rank = 1.0 + 0.5 * ((neg > column).sum(dim=1) + (neg >= column).sum(dim=1)).double()
+        return float((1.0 / rank).mean())
+
     ours_fn = synced(lambda: rank_metrics(pos, neg)["mrr"])
-    theirs_fn = synced(lambda: float(evaluator.eval({"y_pred_pos": pos, "y_pred_neg": neg,
-                                                     "eval_metric": ["mrr"]})["mrr"]))
-    ours_fn(), theirs_fn()  # warm-up: CUDA context and kernels
+    peers = {"py-tgb Evaluator.eval (copies to the host)": synced(
+        lambda: float(evaluator.eval({"y_pred_pos": pos, "y_pred_neg": neg, "eval_metric": ["mrr"]})["mrr"])),
+        "plain torch reduction on the same device, no checks": synced(plain_torch)}
+    ours_fn(), [peer() for peer in peers.values()]  # warm-up: CUDA context and kernels
     ours, value = timed(ours_fn, repeats)
-    theirs, their_value = timed(theirs_fn, repeats)
-    if abs(value - their_value) > 1e-4:
-        raise RuntimeError(f"GPU MRR differs: tgbhub {value} vs py-tgb {their_value}")
-    o, t = statistics.median(ours), statistics.median(theirs)
+    o = statistics.median(ours)
     label = f"{queries // 1_000_000}M x {q}" if queries >= 1_000_000 else f"{queries} x {q}"
-    return [(f"MRR {label}, CUDA tensors on {torch.cuda.get_device_name()} (s)", f"{o:.4f}", f"{t:.4f}",
-             f"{t / o:.1f}x")]
+    rows = []
+    for name, peer in peers.items():
+        theirs, their_value = timed(peer, repeats)
+        if abs(value - their_value) > 1e-4:
+            raise RuntimeError(f"GPU MRR differs: tgbhub {value} vs {name} {their_value}")
+        t = statistics.median(theirs)
+        rows.append((f"MRR {label}, torch tensors on {where}; peer: {name} (s)", f"{o:.4f}",
+                     f"{t:.4f}", f"{t / o:.1f}x"))
+    return rows
 
 
 def load_rows(queries: int, q: int, repeats: int, pickle_repeats: int) -> list[tuple[str, str, str, str]]:
@@ -171,7 +190,8 @@ def main() -> None:
             *gpu_rows(args.queries, args.negatives, args.repeats),
             *load_rows(args.queries, args.load_negatives, args.repeats, args.pickle_repeats)]
     header = ("measurement", f"tgbhub (median of {args.repeats})",
-              f"py-tgb 2.3.0 (median of {args.repeats}; per-query loop and pickle: 1 / {args.pickle_repeats})",
+              f"peer: py-tgb 2.3.0 unless named (median of {args.repeats}; per-query loop and pickle: 1 / "
+              f"{args.pickle_repeats})",
               "ratio")
     print_table(header, rows)
 

@@ -80,14 +80,14 @@ def draw() -> None:
                    fontsize=9)
     left.invert_yaxis()
     colours = {"gclstm": "#2a9d8f", "tgn": "#e76f51"}
+    styles = ["-", "--", ":", "-."]
+    others = sorted({r["dataset"] for r in runs if r["val_metric"] == "val_f1"} - {data["tgrab_focus"]})
     for run in runs:
         # a run that stopped within a few epochs (val F1 reached 1, e.g. on ce-1) is a table row, not a curve
         if run["val_metric"] != "val_f1" or len(run["val_history"]) < 10:
             continue
         label = f"{run['model']} {run['dataset'].split('/')[1]} (test {run['metrics']['f1']:.3f})"
-        styles = ["-", "--", ":", "-."]
-        curves = sorted({r["dataset"] for r in runs if r["val_metric"] == "val_f1"} - {data["tgrab_focus"]})
-        style = "-" if run["dataset"] == data["tgrab_focus"] else styles[1 + curves.index(run["dataset"]) % 3]
+        style = "-" if run["dataset"] == data["tgrab_focus"] else styles[1 + others.index(run["dataset"]) % 3]
         right.plot(run["val_history"], style, color=colours.get(run["model"], "k"), lw=1, label=label)
     for name, value in data["heuristics"][data["tgrab_focus"]].items():
         right.axhline(value, color="#888888", ls="--", lw=0.8)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from tgbhub.errors import ScoreError
 from tgbhub.evaluate.base import TaskEvaluator, result
 from tgbhub.evaluate.metrics import DEFAULT_KS, device_ranks, metrics_from_ranks, on_accelerator, ranks
 from tgbhub.evaluate.registry import register_evaluator
@@ -62,13 +63,14 @@ class RankingEvaluator(TaskEvaluator):
         matrix[row_of, within] = lists.values
         return matrix
 
-    def _on_device(self, submission: Any, count: np.ndarray, q: int) -> tuple[Any, Any] | None:
-        """``(pos, neg)`` in query order on the scores' device, for a mapping submission whose ``neg_scores`` is a
-        ``(queries, q)`` floating tensor off the CPU and every query has ``q`` real negatives; ``None`` otherwise,
-        and the host path then reads the submission and gives its own errors.
+    def _on_device(self, submission: Any, count: np.ndarray, q: int) -> tuple[Any, Any, Any] | None:
+        """``(pos, neg, row_of_query)`` with the scores in query order on their device, for a mapping submission
+        whose ``neg_scores`` is a ``(queries, q)`` floating tensor off the CPU and every query has ``q`` real
+        negatives (``row_of_query`` maps a query to its submission row; ``None`` when rows are in query order);
+        ``None`` otherwise, and the host path then reads the submission and gives its own errors.
 
         Raises:
-            SubmissionError: for query ids that miss or repeat a query, or a NaN/inf score (naming the row).
+            SubmissionError: for query ids that miss or repeat a query.
         """
         if not isinstance(submission, Mapping) or set(submission) != {"query", "pos_score", "neg_scores"}:
             return None
@@ -89,13 +91,26 @@ class RankingEvaluator(TaskEvaluator):
             pos, neg = pos[row_of_query], neg[row_of_query]
         else:
             row_of_query = None
-        for column, bad in (("pos_score", ~torch.isfinite(pos)), ("neg_scores", ~torch.isfinite(neg).all(dim=1))):
-            if bool(bad.any()):
-                first = int(torch.nonzero(bad)[0, 0])
-                row = first if row_of_query is None else int(row_of_query[first])
-                raise SubmissionError(column, row, "holds a NaN or infinite value; every value must be finite",
-                                      self.non_finite_fix)
-        return pos, neg
+        return pos, neg, row_of_query
+
+    def _device_ranks(self, pos: Any, neg: Any, row_of_query: Any) -> np.ndarray:
+        """:func:`device_ranks`, whose pass over the scores also checks them; a NaN/inf is located only on failure.
+
+        Raises:
+            SubmissionError: for a NaN or infinite score, naming its column and submission row.
+        """
+        try:
+            return device_ranks(pos, neg)
+        except ScoreError:
+            import torch  # present: the scores are torch tensors
+
+            for column, bad in (("pos_score", ~torch.isfinite(pos)), ("neg_scores", ~torch.isfinite(neg).all(dim=1))):
+                if bool(bad.any()):
+                    first = int(torch.nonzero(bad)[0, 0])
+                    row = first if row_of_query is None else int(row_of_query[first])
+                    raise SubmissionError(column, row, "holds a NaN or infinite value; every value must be finite",
+                                          self.non_finite_fix) from None
+            raise
 
     def evaluate(self, submission: Any, split: str | None = None, detail: bool = False) -> dict[str, Any]:
         """MRR and Hits@K (the task's ``ks``) of ``submission`` on ``split`` (default: the task's ``report_split``).
@@ -112,7 +127,7 @@ class RankingEvaluator(TaskEvaluator):
         q = int(negatives.negatives.shape[1])
         on_device = self._on_device(submission, count, q)
         if on_device is not None:
-            rank = device_ranks(*on_device)
+            rank = self._device_ranks(*on_device)
         else:
             columns = read_submission(submission, self.task, non_finite_fix=self.non_finite_fix)
             matrix = self._matrix(columns, count, q)

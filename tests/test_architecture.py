@@ -29,7 +29,9 @@ ALLOWED = {
     # task documents (tasks versioned on their own) and their artifacts in the verified cache
     "tgbhub.taskdocs": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.registry"},
     "tgbhub.taskcache": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.cache", "tgbhub.progress", "tgbhub.taskdocs",
-                         "generators"},
+                         "tgbhub.sources"},
+    # variants built on request: names -> the verified parent -> the build source's one install path
+    "tgbhub.derive": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.registry", "tgbhub.sources"},
     # loader adapters (DyGLib / the TLPCF forks' ml_ files / TGB negatives): pure functions over dataset objects
     "tgbhub.export": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.data"},
     # declared-task helpers (candidate sets, graded ranges) shared by evaluate and baselines
@@ -49,7 +51,7 @@ ALLOWED = {
     "generators": {"tgbhub.manifest", "tgbhub.hashing", "tgbhub.errors", "tgbhub.evaluate.metrics",
                    "tgbhub.forecasting", "tgbhub.taskdocs", "tgbhub.registry", "tgbhub.tgb", "tgbhub.config"},
 }
-ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli", "tgbhub.publish", "tgbhub.doctor", "tgbhub.derive", "tgbhub.protocols",
+ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli", "tgbhub.publish", "tgbhub.doctor", "tgbhub.protocols",
          "tgbhub.importing", "tgbhub.training"}
 # py-tgb's API on top of tgbhub's (a composition root: it loads datasets and binds evaluators)
 ROOTS |= {"tgbhub.compat", "tgbhub.compat.tgb"}
@@ -105,10 +107,8 @@ def test_layers_only_import_earlier_hops() -> None:
 def test_only_the_build_source_reaches_the_generators() -> None:
     users = {_module_name(p) for p in _library_files() if p.parts[len(ROOT.parts)] == "tgbhub" and any(
         i.startswith("tgbhub.generators") or i.startswith("generators") for i in _imports(p))}
-    # the build source, the on-request build of derived datasets (tgbhub.derive, a composition root) and of a task
-    # document's artifacts (tgbhub.taskcache)
-    assert users <= {"tgbhub.sources.build", "tgbhub.derive", "tgbhub.taskcache", "tgbhub.protocols",
-                     "tgbhub.importing"}
+    # architecture §1: the client reaches the generators only through the build source
+    assert users <= {"tgbhub.sources.build"}, users
 
 
 def test_generators_are_installed_inside_the_tgbhub_namespace() -> None:

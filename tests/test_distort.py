@@ -16,9 +16,10 @@ import pytest
 
 from tgbhub.errors import GenerationError
 from tgbhub.generators.negatives import _mix
-from tgbhub.generators.tlpcf.distort import (KEY_VERSION, KINDS, _inside, _stable_order, canonical_params, distort,
-                                             distort_with_facts, open_uniform, raw_draws, shuffle_permutation,
+from tgbhub.generators.tlpcf.distort import (KEY_VERSION, _stable_order, canonical_params, distort,
+                                             distort_with_facts, inside, open_uniform, raw_draws, shuffle_permutation,
                                              tau_bar, variant_key, variant_string)
+from tgbhub.generators.transforms import names, transform
 from tgbhub.hashing import content_digest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -171,7 +172,8 @@ def tgrab_test() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 # ------------------------------------------------------------------------------------- parameters and keys
 
 def test_kinds_and_canonical_params() -> None:
-    assert set(KINDS) == {"shuffle", "intense"} and set(KINDS["intense"]) == {"k"} and not KINDS["shuffle"]
+    assert names() == ["shuffle", "intense"]
+    assert [p.name for p in transform("intense").params] == ["k"] and not transform("shuffle").params
     assert canonical_params("shuffle", {}) == {"scope": "test"}
     assert canonical_params("shuffle", {"scope": "test"}) == {"scope": "test"}
     got = canonical_params("intense", {"scope": "test", "k": np.int64(5)})
@@ -179,13 +181,14 @@ def test_kinds_and_canonical_params() -> None:
 
 
 @pytest.mark.parametrize(("kind", "params", "needle"), [
-    ("jitter", {}, "unknown distortion kind 'jitter'"),
+    ("jitter", {}, "unknown transform 'jitter'"),
     ("shuffle", {"k": 5}, "no parameter 'k'"),
     ("intense", {"k": 5, "width": 2}, "no parameter 'width'"),
     ("intense", {"k": 5, "seed": 0}, "pass the seed separately"),
     ("intense", {}, "needs 'k'"),
-    ("intense", {"k": 0}, "k must be >= 1"),
-    ("intense", {"k": -3}, "k must be >= 1"),
+    ("intense", {"k": 0}, r"k=0 is out of range; k: int in \[1, 100\]"),
+    ("intense", {"k": -3}, r"k=-3 is out of range; k: int in \[1, 100\]"),
+    ("intense", {"k": 999999}, r"k=999999 is out of range; k: int in \[1, 100\]"),
     ("intense", {"k": 5.0}, "k must be an int"),
     ("intense", {"k": "5"}, "k must be an int"),
     ("intense", {"k": True}, "k must be an int"),
@@ -294,7 +297,7 @@ def test_float_rounding_never_reaches_tau_bar() -> None:
     jitter = np.array([tau * (1 - 2.0 ** -52), -tau * (1 - 2.0 ** -52), 0.0])
     naive = old + jitter
     assert naive[0] - old[0] == tau  # what the nudge is for
-    fixed = _inside(naive.copy(), old, tau)
+    fixed = inside(naive.copy(), old, tau)
     assert np.all(np.abs(fixed - old) < tau) and fixed[2] == 1e6
     assert fixed[0] == np.nextafter(naive[0], 0.0)
 

@@ -163,27 +163,84 @@ def _write_columns(folder: Path, entry: FileEntry, values: Mapping[str, np.ndarr
     return records
 
 
-def lookup(manifest: Manifest, root: Path) -> CacheEntry | None:
-    """The cached entry if it is complete and untouched (or repairable); ``None`` means fetch it again.
+@dataclass(frozen=True)
+class Plan:
+    """What a cache entry needs, decided by reading only (:func:`plan`).
 
-    Files whose size or mtime changed since install are re-verified: a good artifact only gets its record refreshed,
-    damaged column files are re-derived from their verified artifact, and a damaged artifact invalidates the entry.
+    ``action`` is ``"hit"`` (complete and untouched: ``entry`` is ready), ``"repair"`` (complete, but a file's size or
+    mtime changed since install: it must be re-verified under the lock, see :func:`install`) or ``"miss"`` (absent,
+    incomplete, or another version's: fetch it). ``reason`` says why, for messages.
     """
+
+    action: str
+    entry: CacheEntry | None = None
+    reason: str = ""
+
+
+def plan(manifest: Manifest, root: Path) -> Plan:
+    """Decide, without writing anything or hashing any file, whether ``manifest``'s cache entry is a hit, needs a
+    repair or misses: the marker must name this version and record every file, and a hit needs every file's (and
+    derived column file's) size and mtime to be the ones recorded."""
     folder = version_dir(root, manifest)
     marker = _read_marker(folder)
     if marker is None or marker.get("version") != manifest.version or marker.get("name") != manifest.name:
-        return None
-    changed = False
+        return Plan("miss", reason="no complete entry")
+    touched = []
     for entry in manifest.files:
         record = marker["files"].get(entry.name)
         if record is None or (record.get("sha256") != entry.sha256 and record.get("verified_by") != "digest"):
-            return None
+            return Plan("miss", reason=f"{entry.name} was verified against another manifest")
+        if not (folder / entry.name).exists():
+            return Plan("miss", reason=f"{entry.name} is missing")
+        columns = marker["columns"].get(entry.name, {})
+        if not _unchanged(folder / entry.name, record) or (not in_place(entry) and any(
+                not _unchanged(folder / column_file(entry, c), columns.get(c, {})) for c in entry.columns)):
+            touched.append(entry.name)
+    if touched:
+        return Plan("repair", reason=f"changed since install: {', '.join(touched)}")
+    return Plan("hit", entry=_entry(folder, manifest, marker))
+
+
+def entry_lock(root: Path, name: str, version: str) -> FileLock:
+    """The per-version lock every writer of ``name@version``'s entry takes (install, repair, on-request builds and
+    the manifest they store); not re-entrant across instances, so take it once per operation."""
+    family, short = name.split("/", 1)
+    folder = root / family / short
+    folder.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(folder / version) + ".lock")
+
+
+def lookup(manifest: Manifest, root: Path) -> CacheEntry | None:
+    """The cached entry if it is complete and untouched, or repairable; ``None`` means fetch it again.
+
+    A hit is decided by :func:`plan` without writing; an entry whose files changed since install is repaired under
+    the per-version lock (see :func:`_repair`), so no two processes rewrite one entry at once.
+    """
+    decided = plan(manifest, root)
+    if decided.action != "repair":
+        return decided.entry
+    with entry_lock(root, manifest.name, manifest.version):
+        return _repair(manifest, root)
+
+
+def _repair(manifest: Manifest, root: Path) -> CacheEntry | None:
+    """Under the entry's lock: re-verify every file whose size or mtime changed. A good artifact only gets its
+    record refreshed, damaged column files are re-derived from their verified artifact, and a damaged artifact
+    invalidates the entry (``None``)."""
+    decided = plan(manifest, root)  # another process may have repaired or replaced it while we waited
+    if decided.action != "repair":
+        return decided.entry
+    folder = version_dir(root, manifest)
+    marker = _read_marker(folder)
+    if marker is None:  # removed by hand since plan() read it
+        return None
+    for entry in manifest.files:
+        record = marker["files"][entry.name]
         path = folder / entry.name
         if not _unchanged(path, record):
-            if not path.exists() or file_sha256(path) != record["sha256"]:
+            if file_sha256(path) != record["sha256"]:
                 return None
             record.update(_stat_record(path))
-            changed = True
         if in_place(entry):
             continue
         columns = marker["columns"].get(entry.name, {})
@@ -192,40 +249,57 @@ def lookup(manifest: Manifest, root: Path) -> CacheEntry | None:
             if content_digest(values) != entry.digest:
                 return None
             marker["columns"][entry.name] = _write_columns(folder, entry, values)
-            changed = True
-    if changed:
-        write_text_atomic(folder / MARKER, json.dumps(marker, indent=1))
+    write_text_atomic(folder / MARKER, json.dumps(marker, indent=1))
     return _entry(folder, manifest, marker)
 
 
 def install(manifest: Manifest, root: Path, fetch: Callable[[Path], Fetched]) -> tuple[CacheEntry, bool]:
     """Fetch into a private staging folder, verify, then move into place; return ``(entry, installed_now)``.
 
-    A per-version file lock makes concurrent processes fetch once: the second finds the first's entry. Correctness
-    does not rest on the lock: every file takes its final name only after verification, ``COMPLETE`` last.
+    A per-version file lock makes concurrent processes fetch once: the second finds the first's entry (a touched
+    entry is repaired here, under the lock). Correctness does not rest on the lock: every file takes its final name
+    only after verification, ``COMPLETE`` last.
 
     Raises:
         IntegrityError: if fetched bytes do not match the manifest (the staging folder is removed).
         Exception: whatever ``fetch`` raises, after removing the staging folder.
     """
-    folder = version_dir(root, manifest)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(folder) + ".lock"):
-        existing = lookup(manifest, root)
+    with entry_lock(root, manifest.name, manifest.version):
+        existing = _repair(manifest, root)
         if existing is not None:
             return existing, False
-        # Whoever fetches holds the lock, so any staging folder seen now was left by a process that died mid-fetch.
-        for stale in folder.parent.glob(f".{manifest.version}.*.staging"):
-            shutil.rmtree(stale, ignore_errors=True)
-        staging = folder.parent / f".{manifest.version}.{os.getpid()}.{uuid.uuid4().hex}.staging"
-        staging.mkdir()
-        try:
-            fetched = fetch(staging)
-            marker = _verify_and_move(manifest, fetched, staging, folder)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        write_text_atomic(folder / MARKER, json.dumps(marker, indent=1))
-    return _entry(folder, manifest, marker), True
+        return install_locked(root, manifest.name, manifest.version, fetch, lambda fetched, staging: manifest)[1], True
+
+
+def install_locked(root: Path, name: str, version: str, fetch: Callable[[Path], Fetched],
+                   describe: Callable[[Fetched, Path], Manifest]) -> tuple[Manifest, CacheEntry]:
+    """:func:`install`'s work, for a caller that already holds :func:`entry_lock` of ``name@version``: fetch into a
+    private staging folder, verify against the manifest ``describe(fetched, staging)`` returns (the published one,
+    or for a dataset built on request the one its build wrote), move into place, ``COMPLETE`` last.
+
+    Raises:
+        IntegrityError: if fetched bytes do not match the manifest, or the manifest is of another dataset version.
+        Exception: whatever ``fetch`` or ``describe`` raises. The staging folder is removed on every path.
+    """
+    family, short = name.split("/", 1)
+    folder = root / family / short / version
+    # Whoever fetches holds the lock, so any staging folder seen now was left by a process that died mid-fetch.
+    for stale in folder.parent.glob(f".{version}.*.staging"):
+        shutil.rmtree(stale, ignore_errors=True)
+    staging = folder.parent / f".{version}.{os.getpid()}.{uuid.uuid4().hex}.staging"
+    staging.mkdir()
+    try:
+        fetched = fetch(staging)
+        manifest = describe(fetched, staging)
+        if (manifest.name, manifest.version) != (name, version):
+            raise IntegrityError(f"{name}@{version}: manifest", f"{name}@{version}",
+                                 f"{manifest.name}@{manifest.version}", "The source described another dataset "
+                                 "version; nothing was installed. Report it: it is a bug in that source.")
+        marker = _verify_and_move(manifest, fetched, staging, folder)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    write_text_atomic(folder / MARKER, json.dumps(marker, indent=1))
+    return manifest, _entry(folder, manifest, marker)
 
 
 def _verify_and_move(manifest: Manifest, fetched: Fetched, staging: Path, folder: Path) -> dict[str, Any]:

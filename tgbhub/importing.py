@@ -34,6 +34,7 @@ from tgbhub.errors import DatasetNotFoundError, FetchError, IntegrityError
 from tgbhub.hashing import file_sha256
 from tgbhub.manifest import Manifest, parse_manifest, read_manifest
 from tgbhub.progress import Steps, byte_bar
+from tgbhub.sources.build import tgb_converter
 from tgbhub.tgb.catalogue import TgbEntry, check_stats, entry as catalogue_entry
 
 FAMILY = "tgb"
@@ -69,9 +70,7 @@ def import_tgb(name: str, source: str | os.PathLike[str] | None = None, *,
         IntegrityError: if its statistics differ from the published ones (each listed), or a converted file does not
             verify; nothing is installed then.
     """
-    from tgbhub.generators.tgb.artifacts import convert, manifest_document, write
-    from tgbhub.generators.tgb.release import Release
-
+    convert, manifest_document, write, Release = tgb_converter()
     item = catalogue_entry(name)
     root = config.cache_root(cache_dir)
     zip_path = obtain_release(item, source, root, config.offline_mode(offline))

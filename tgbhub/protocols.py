@@ -24,6 +24,7 @@ from tgbhub.baselines.forecast import MEMORIES, score_groups
 from tgbhub.errors import UnsupportedTaskError
 from tgbhub.evaluate.metrics import grouped_auroc_ap
 from tgbhub.forecasting.windows import batch_index, events, pair_code
+from tgbhub.sources.build import batch_negatives
 
 WINDOW_TASK = "window-forecast"
 
@@ -35,17 +36,13 @@ def batch_scores(dataset: Any, model: str, batch_size: int, split: str = "test",
         InvalidNameError: for an unknown split or a batch size below 1.
         UnsupportedTaskError: if ``model`` is not a window-forecasting heuristic.
     """
-    from tgbhub.generators.forecast.negatives import group_negatives  # numba kernels load on use
-    from tgbhub.generators.negatives import stream_key
-
     if model not in (*MEMORIES, "edgebank-train"):
         raise UnsupportedTaskError(f"no window-forecasting heuristic {model!r} for the batch protocol; available: "
                                    f"{', '.join((*MEMORIES, 'edgebank-train'))}")
     ev = events(dataset)
     index = batch_index(ev, split, batch_size)
-    key = stream_key(f"{dataset.name}@{dataset.version}|batches-{batch_size}", split, seed)
-    neg_src, neg_dst, _ = group_negatives(ev.pair_codes(), ev.t, np.arange(len(index)), index.lo, index.hi,
-                                          ev.num_nodes, ev.symmetric, key)
+    neg_src, neg_dst, _ = batch_negatives(ev.pair_codes(), ev.t, index.lo, index.hi, ev.num_nodes, ev.symmetric,
+                                          f"{dataset.name}@{dataset.version}|batches-{batch_size}", split, seed)
     lo, hi = ev.range(split)
     group = index.window_of(np.arange(lo, hi))
     fixed = ev.range("train")[1] if model == "edgebank-train" else None

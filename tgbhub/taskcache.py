@@ -7,17 +7,15 @@ content digest equals the document's (the cache's usual temp -> verify -> rename
 
 from __future__ import annotations
 
-import json
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from tgbhub.cache import CacheEntry, Fetched, install, lookup, write_text_atomic
+from tgbhub.cache import CacheEntry, Fetched, install, lookup
 from tgbhub.errors import IntegrityError
 from tgbhub.manifest import Manifest
 from tgbhub.progress import Steps
-from tgbhub.taskdocs import TaskDocument, document_path, parse_task_document, read_task_document
+from tgbhub.sources.build import build_and_install, task_artifacts_builder, task_builder
+from tgbhub.taskdocs import TASKS_FOLDER, TaskDocument, document_path, parse_task_document, read_task_document
 
 #: how a cache names the task documents it built on request (next to the artifacts' version folder)
 ON_REQUEST_SUFFIX = ".document.json"
@@ -54,10 +52,8 @@ def ensure_task_cached(document: TaskDocument, manifest: Manifest, columns: dict
     if entry is not None:
         return entry
     check_dataset(document, manifest)
-    from tgbhub.generators.forecast import builder_for  # numba kernels load on use
-
     recipe = document.artifacts.recipe
-    build, write = builder_for(recipe)  # type: ignore[arg-type]
+    build, write = task_artifacts_builder(recipe)
 
     def fetch(staging: Path) -> Fetched:
         files = build(manifest, columns, int(recipe.seed))  # type: ignore[union-attr]
@@ -85,32 +81,27 @@ def document_on_request(manifest: Manifest, columns: dict[str, dict[str, Any]], 
         IntegrityError: if the artifacts do not verify against the document just written (a bug; nothing installed).
     """
     path = document_path(root, manifest.name, task, version, ON_REQUEST_SUFFIX)
-    if path.is_file():
-        document = read_task_document(path)
+
+    def load(stored: Path) -> TaskDocument | None:
+        document = read_task_document(stored)
         try:
             check_dataset(document, manifest)
-            return document
         except IntegrityError:
-            pass  # the cache holds a document of other dataset content: build this one's
-    from tgbhub.generators.forecast.task import build, task_document, write  # numba kernels load on use
+            return None  # the cache holds a document of other dataset content: build this one's
+        return document
 
+    def parse(doc: dict[str, Any]) -> tuple[TaskDocument, Manifest]:
+        document = parse_task_document(doc)
+        return document, document.artifacts
+
+    found = load(path) if path.is_file() else None
+    if found is not None:
+        return found
     steps = Steps(f"task {manifest.name}/{task}@{version}: building it on request", total=1)
     try:
-        with tempfile.TemporaryDirectory(prefix="tgbhub-task-") as scratch:
-            files = build(manifest, columns)
-            written = write(files, Path(scratch))
-            doc = {**task_document(manifest, columns, files, Path(scratch)), "builtOnRequest": True}
-            document = parse_task_document(doc)
-
-            def fetch(staging: Path) -> Fetched:
-                for name, source in written.items():
-                    shutil.move(str(source), staging / name)
-                return Fetched(files={name: staging / name for name in written}, columns=files, rebuilt=True)
-
-            install(document.artifacts, root, fetch)
+        document, _ = build_and_install(root, f"{manifest.name}/{TASKS_FOLDER}/{task}", version,
+                                        task_builder(manifest, columns), stored=path, load=load, parse=parse)
         steps.step("verified and installed")
     finally:
         steps.close()
-    # the document takes its name only after its artifacts are installed
-    write_text_atomic(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     return document

@@ -31,10 +31,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .catalogue import CITATION, GENERATOR, VERSION, Variant, variant_name
-from .distort import canonical_params, distort, tau_bar, variant_key
+from .distort import distort, tau_bar, variant_key
 from ..negatives import hist_rnd, history_csr, stream_key
 from ..manifests import croissant_document, file_object, parquet_record_set
 from ..ranking import negatives_file, ranking_task, write_negatives
+from ..transforms import canonical_params, transform as transform_spec
 from tgbhub.errors import GenerationError
 from tgbhub.evaluate.metrics import generative_scores
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
@@ -141,7 +142,8 @@ def invariants(kind: str, params: Mapping[str, Any], before: tuple[np.ndarray, .
     """
     src, dst, t = before
     out_src, out_dst, out_t = _events(after, symmetric)
-    k = int(params.get("k", 1))
+    spec = transform_spec(kind)
+    k = spec.copies(params)
     keep = after["src"] < after["dst"] if symmetric else np.ones(len(after["t"]), dtype=bool)
     origin = after["orig_event_id"][keep]
     pairs_in, counts_in = np.unique(np.stack([src, dst]), axis=1, return_counts=True)
@@ -153,13 +155,8 @@ def invariants(kind: str, params: Mapping[str, Any], before: tuple[np.ndarray, .
         "pair_counts_times_k": bool(np.array_equal(pairs_in, pairs_out) and np.array_equal(counts_in * k,
                                                                                               counts_out)),
         "node_set_unchanged": bool(np.array_equal(np.union1d(src, dst), np.union1d(out_src, out_dst))),
+        **spec.checks(t, out_t, origin, tau),
     }
-    if kind == "shuffle":
-        facts["timestamp_multiset_unchanged"] = bool(np.array_equal(np.sort(t), np.sort(out_t)))
-    else:
-        shift = np.abs(out_t - t[origin])
-        facts["max_abs_jitter_over_tau_bar"] = float(shift.max() / tau) if len(shift) else 0.0
-        facts["jitter_below_tau_bar"] = bool((shift < tau).all())
     failed = [name for name, value in facts.items() if value is False]
     if failed:
         raise GenerationError(f"the {kind} variant breaks the invariant(s) {', '.join(failed)} (facts: {facts}); "
@@ -189,10 +186,7 @@ def manifest_document(variant: Variant, parent: Manifest, parent_columns: Mappin
              "invariants": invariants(variant.kind, params, before, events, symmetric, tau),
              "distance_to_parent_test": distance}
     tasks = _tasks(parent)
-    words = {"shuffle": "SHUFFLE (the test timestamps permuted across the test events)",
-             "intense": f"INTENSE with k = {params.get('k')} ({params.get('k')} copies of every test event, each "
-                        "jittered by U(-tau_bar, tau_bar); the originals dropped)"}
-    description = (f"{words[variant.kind]} of {variant.parent}'s test split, seed {variant.seed} (TLPCF, Rahman et "
+    description = (f"{transform_spec(variant.kind).describe(params)} of {variant.parent}'s test split, seed {variant.seed} (TLPCF, Rahman et "
                    "al.). Train, validation and any other split are the parent's rows, referenced, not copied; this "
                    f"dataset's files hold the {len(events['t'])} distorted test rows and their paired negatives.")
     record_sets = [parquet_record_set("test_events", EVENTS_FILE, "The distorted test events (both directions of "

@@ -12,63 +12,62 @@ and k = 1 (the control that jitters without duplicating), seeds 0-9, test split 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .distort import canonical_params
+from ..transforms import parse_suffix, variant_suffix
 from ..tgrab.catalogue import entries as tgrab_entries
 from tgbhub.errors import GenerationError
 
 GENERATOR = "tlpcf/distort"
 #: the transform's code version: a variant's bytes are a function of (parent content, kind, params, seed, VERSION)
 VERSION = "1.0.0"
-#: the version each published variant carries (its own, independent of the parent's)
-DATASET_VERSION = "1.0.0"
 DEFAULT_KINDS: tuple[tuple[str, dict[str, Any]], ...] = (("shuffle", {}), ("intense", {"k": 5}),
                                                          ("intense", {"k": 1}))
 DEFAULT_SEEDS = tuple(range(10))
 CITATION = ("@article{rahman2024tlpcf, title={Rethinking Evaluation Strategy for Temporal Link Prediction through "
             "Counterfactual Analysis}, author={Rahman, Aniq Ur and Modell, Alexander and Coon, Justin P.}, "
             "journal={Preprint}, year={2024}, note={code: github.com/Aniq55/TLPCF}}")
-_SUFFIX = re.compile(r"^(?P<kind>[a-z]+)(?P<params>(?:-[a-z]+\d+)*)-s(?P<seed>\d+)$")
-_PARAM = re.compile(r"-([a-z]+)(\d+)")
 
 
 def variant_name(base: str, kind: str, params: Mapping[str, Any], seed: int) -> str:
     """The canonical name of a variant of ``base`` (``family/name``); ``scope`` is implied (always the test split).
 
     Raises:
-        GenerationError: for an unknown kind, a missing or invalid parameter, or a negative seed.
+        GenerationError: for an unknown kind, a missing, invalid or out-of-range parameter, or a bad seed.
     """
-    canonical = canonical_params(kind, params)
-    if not isinstance(seed, int) or seed < 0:
-        raise GenerationError(f"variant seed {seed!r} of {base} must be a non-negative integer, e.g. 0")
-    shown = "".join(f"-{key}{value}" for key, value in canonical.items() if key != "scope")
-    return f"{base}~{kind}{shown}-s{seed}"
+    return f"{base}~{variant_suffix(kind, params, seed)}"
 
 
 def parse_variant(name: str) -> tuple[str, str, dict[str, Any], int] | None:
     """``(base, kind, params, seed)`` of a variant name, or ``None`` if ``name`` names no variant."""
     base, tilde, suffix = name.partition("~")
-    match = _SUFFIX.fullmatch(suffix) if tilde else None
-    if match is None:
+    parsed = parse_suffix(suffix) if tilde else None
+    if parsed is None:
         return None
-    params = {key: int(value) for key, value in _PARAM.findall(match["params"])}
-    return base, match["kind"], params, int(match["seed"])
+    kind, params, seed = parsed
+    return base, kind, params, seed
 
 
 @dataclass(frozen=True)
 class Variant:
-    """One distorted variant to build: its base (``family/name@version``), transform and seed."""
+    """One distorted variant to build: its base (``family/name``) and the base version it pins, transform and seed.
+
+    Its version is its parent's: ``base~kind-...@V`` is derived from ``base@V``, so one ``name@version`` means the same
+    bytes on every machine, whatever other versions of the base it holds. (A transform whose output changes is a new
+    transform, never a new version of a variant.)
+    """
 
     base: str
     base_version: str
     kind: str
     params: dict[str, Any]
     seed: int
-    version: str = DATASET_VERSION
+
+    @property
+    def version(self) -> str:
+        return self.base_version
 
     @property
     def name(self) -> str:

@@ -52,22 +52,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from ..negatives import _GOLDEN
+from ..transforms import is_int, canonical_params, transform
 from tgbhub.errors import GenerationError
 
-#: transform kind -> its own parameters (name -> what it takes). Every kind also takes ``scope``.
-KINDS: Mapping[str, Mapping[str, str]] = MappingProxyType({
-    "shuffle": MappingProxyType({}),
-    "intense": MappingProxyType({"k": "int >= 1, required (no default): jittered copies per event"}),
-})
-#: the splits a distortion may apply to; the research note distorts the test split only (§1.1, §6.1)
-SCOPES: tuple[str, ...] = ("test",)
-DEFAULT_SCOPE = "test"
 #: the prefix of the hashed variant string; bump it if any definition in this module changes
 KEY_VERSION = "tgbhub-distort-v1"
 
@@ -75,49 +67,6 @@ _MASK64 = (1 << 64) - 1
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _EXACT_INT = 1 << 53  # integers beyond this lose their value in float64
-
-
-def _is_int(value: Any) -> bool:
-    """A true integer: Python or numpy int, never a bool (``True`` would otherwise pass as 1)."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-def canonical_params(kind: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate a kind's parameters and return them canonical: defaults filled, keys in canonical order.
-
-    Canonical order is the kind's own parameters alphabetically, then ``scope`` (§6.2), e.g.
-    ``{"k": 5, "scope": "test"}`` for ``intense``; ``k`` comes back as a Python int.
-
-    Raises:
-        GenerationError: for an unknown kind or parameter, a missing/non-integer/``< 1`` ``k`` (``intense``
-            has no default ``k``), a ``scope`` other than ``"test"``, or a ``seed`` among the parameters.
-    """
-    if kind not in KINDS:
-        raise GenerationError(f"unknown distortion kind {kind!r}; use one of {', '.join(sorted(KINDS))}")
-    own = KINDS[kind]
-    unknown = sorted(set(params) - set(own) - {"scope"})
-    if unknown:
-        hint = " (pass the seed separately, not among the parameters)" if "seed" in unknown else ""
-        accepted = ", ".join([*sorted(own), "scope"])
-        raise GenerationError(f"distortion {kind!r} has no parameter {unknown[0]!r}{hint}; it accepts: {accepted}")
-    out: dict[str, Any] = {}
-    for name in sorted(own):
-        if name not in params:
-            raise GenerationError(f"distortion {kind!r} needs {name!r} ({own[name]}); e.g. {kind},{name}=5")
-        out[name] = params[name]
-    if "k" in out:
-        k = out["k"]
-        if not _is_int(k):
-            raise GenerationError(f"k must be an int, got {k!r} ({type(k).__name__}); pass e.g. k=5")
-        if k < 1:
-            raise GenerationError(f"k must be >= 1 (copies per event), got {k}; pass e.g. k=5 or the k=1 control")
-        out["k"] = int(k)
-    scope = params.get("scope", DEFAULT_SCOPE)
-    if scope not in SCOPES:
-        raise GenerationError(f"scope {scope!r} is not supported; distortions apply to {', '.join(SCOPES)} only "
-                              "(drop scope or pass scope=test)")
-    out["scope"] = scope
-    return out
 
 
 def _params_string(params: Mapping[str, Any]) -> str:
@@ -134,7 +83,7 @@ def variant_string(parent_digest: str, kind: str, params: Mapping[str, Any], see
     if not isinstance(parent_digest, str) or not parent_digest or any(c == "|" or c.isspace() for c in parent_digest):
         raise GenerationError(f"parent digest must be a non-empty string without '|' or whitespace, got "
                               f"{parent_digest!r}; pass the parent dataset's content digest (hex)")
-    if not _is_int(seed) or seed < 0:
+    if not is_int(seed) or seed < 0:
         raise GenerationError(f"seed must be a non-negative int, got {seed!r}; pass e.g. seed=0")
     canonical = canonical_params(kind, params)
     return f"{KEY_VERSION}|{parent_digest}|{kind}|{_params_string(canonical)}|{int(seed)}"
@@ -153,7 +102,7 @@ def variant_key(parent_digest: str, kind: str, params: Mapping[str, Any], seed: 
 
 
 def _check_key(key: Any) -> np.uint64:
-    if not _is_int(key) or not 0 <= int(key) <= _MASK64:
+    if not is_int(key) or not 0 <= int(key) <= _MASK64:
         raise GenerationError(f"key must be an int in [0, 2**64), got {key!r}; derive it with variant_key(...)")
     return np.uint64(int(key))
 
@@ -167,7 +116,7 @@ def raw_draws(key: int, count: int, start: int = 0) -> np.ndarray:
         GenerationError: if ``key`` is not in ``[0, 2**64)`` or ``count``/``start`` is negative.
     """
     k = _check_key(key)
-    if not _is_int(count) or not _is_int(start) or count < 0 or start < 0:
+    if not is_int(count) or not is_int(start) or count < 0 or start < 0:
         raise GenerationError(f"count and start must be non-negative ints, got count={count!r}, start={start!r}")
     # uint64 array arithmetic wraps modulo 2**64 silently (numpy scalars would warn), so stay in arrays
     z = np.arange(int(start) + 1, int(start) + int(count) + 1, dtype=np.uint64)
@@ -282,7 +231,7 @@ def _events(src: np.ndarray, dst: np.ndarray, t: np.ndarray, symmetric: bool) ->
     return events.astype(np.int64)
 
 
-def _inside(t_new: np.ndarray, t_old: np.ndarray, half_width: float) -> np.ndarray:
+def inside(t_new: np.ndarray, t_old: np.ndarray, half_width: float) -> np.ndarray:
     """Move every ``t_new`` with ``|t_new - t_old| >= half_width`` one ulp at a time towards ``t_old``.
 
     ``t + jitter`` is rounded to float64; when ``ulp(t)`` is not tiny next to ``tau_bar`` the rounded value can
@@ -334,27 +283,16 @@ def distort_with_facts(src: np.ndarray, dst: np.ndarray, t: np.ndarray, kind: st
     es, ed = s[rows], d[rows]
     et_raw = np.asarray(t)[rows]
     n = len(rows)
-    if kind == "shuffle":
-        try:
-            half_width: float | None = tau_bar(et_raw)
-        except GenerationError:
-            half_width = None  # SHUFFLE does not need it; the facts record that it is undefined
-        new_t = tf[rows][shuffle_permutation(n, int(k64))]
-        eid = np.arange(n, dtype=np.int64)
-        copy = np.zeros(n, dtype=np.int32)
-        out_s, out_d = es, ed
+    spec = transform(kind)
+    if spec.needs_tau_bar:
+        half_width: float | None = tau_bar(et_raw)
     else:
-        k = canonical["k"]
-        half_width = tau_bar(et_raw)
-        old = np.repeat(tf[rows], k)
-        jitter = open_uniform(raw_draws(int(k64), n * k))  # draw j * k + c -> event j, copy c
-        jitter *= 2.0
-        jitter -= 1.0  # (2u - 1): exact, a multiple of 2**-52 inside (-1, 1)
-        jitter *= half_width
-        new_t = _inside(old + jitter, old, half_width)
-        eid = np.repeat(np.arange(n, dtype=np.int64), k)
-        copy = np.tile(np.arange(k, dtype=np.int32), n)
-        out_s, out_d = np.repeat(es, k), np.repeat(ed, k)
+        try:
+            half_width = tau_bar(et_raw)
+        except GenerationError:
+            half_width = None  # the transform does not need it; the facts record that it is undefined
+    new_t, eid, copy = spec.apply(tf[rows], canonical, int(k64), half_width)
+    out_s, out_d = es[eid], ed[eid]
     # copies are generated in (orig_event_id, copy_idx) order, so a stable sort on t alone yields the full key
     order = _stable_order(new_t)
     columns = _expand_mirrors(new_t[order], out_s[order], out_d[order], eid[order], copy[order], bool(symmetric))

@@ -1,15 +1,31 @@
-"""The local-build source: regenerate a dataset from its manifest's recipe, bit for bit, with no network."""
+"""The local-build source: regenerate a dataset from its manifest's recipe, bit for bit, with no network; and the
+one path by which anything built on request (a variant no catalogue publishes) enters the cache.
+
+This is the only library module that imports generator code (``tgbhub.generators``, always on use: numba kernels
+load with it); everything else reaches the generators through the functions here.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from tgbhub.cache import Fetched
+from tgbhub.cache import Fetched, entry_lock, install_locked, stored_manifest_path, write_text_atomic
 from tgbhub.errors import GenerationError
-from tgbhub.manifest import Manifest
+from tgbhub.manifest import Manifest, parse_manifest, read_manifest
+
+#: ``build(staging)`` of a dataset built on request: write its files into ``staging`` and return its manifest
+#: document (the generator's, byte for byte what a catalogue would ship) and what it wrote
+OnRequest = Callable[[Path], tuple[dict[str, Any], Fetched]]
+T = TypeVar("T")
+
+
+def _as_manifest(document: dict[str, Any]) -> tuple[Manifest, Manifest]:
+    manifest = parse_manifest(document)
+    return manifest, manifest
 
 
 @dataclass(frozen=True)
@@ -67,3 +83,155 @@ class BuildSource:
                                   "loaded first; build it through tgbhub.load_dataset, which verifies the parent")
         built = rebuild(manifest.recipe, staging, self.parents)
         return Fetched(files=built.files, columns=built.columns, rebuilt=True)
+
+
+def build_and_install(root: Path, name: str, version: str, build: OnRequest, *, stored: Path | None = None,
+                      load: Callable[[Path], T | None] = read_manifest,  # type: ignore[assignment]
+                      parse: Callable[[dict[str, Any]], tuple[T, Manifest]] = _as_manifest,  # type: ignore[assignment]
+                      ) -> tuple[T, bool]:
+    """Build ``name@version`` on request into a staging folder, verify it against the manifest its build wrote,
+    install it and store that document at ``stored`` (default ``cache.stored_manifest_path``), all under the entry's
+    lock; return what the document describes and whether this call built it.
+
+    ``load(path)`` reads a stored document back (``None``: unusable, build again) and ``parse(document)`` gives the
+    object returned and the manifest the files are verified against: by default both are the dataset manifest; a
+    task document passes its own.
+
+    Concurrent callers build once: the others wait for the lock and read the stored document. The document takes its
+    name last, so a stored one always has a verified entry beside it (a later loss of the entry is rebuilt from its
+    recipe, like any published dataset).
+
+    Raises:
+        GenerationError: whatever the build raises (nothing is installed or stored).
+        IntegrityError: if the built files do not verify against their own manifest (a generator bug).
+    """
+    stored = stored or stored_manifest_path(root, name, version)
+    found = load(stored) if stored.is_file() else None
+    if found is not None:
+        return found, False
+    with entry_lock(root, name, version):
+        found = load(stored) if stored.is_file() else None
+        if found is not None:  # built by another process while this one waited
+            return found, False
+        documents: list[dict[str, Any]] = []
+
+        def fetch(staging: Path) -> Fetched:
+            document, fetched = build(staging)
+            documents.append(document)
+            return fetched
+
+        install_locked(root, name, version, fetch, lambda fetched, staging: parse(documents[0])[1])
+        write_text_atomic(stored, json.dumps(documents[0], indent=1, ensure_ascii=False) + "\n")
+    return parse(documents[0])[0], True
+
+
+def parse_variant_name(name: str) -> tuple[str, str, dict[str, Any], int] | None:
+    """``(base, kind, params, seed)`` of a variant name (``base~kind[-pN...]-sSEED``), or ``None`` if ``name``
+    has not that shape."""
+    from tgbhub.generators.tlpcf.catalogue import parse_variant
+
+    return parse_variant(name)
+
+
+def canonical_variant_name(base: str, kind: str, params: Mapping[str, Any], seed: int) -> str:
+    """The canonical name of a variant.
+
+    Raises:
+        GenerationError: for an unknown transform, a missing, non-int or out-of-range parameter (naming the allowed
+            range), or a bad seed.
+    """
+    from tgbhub.generators.tlpcf.catalogue import variant_name
+
+    return variant_name(base, kind, params, seed)
+
+
+def check_transform_applies(kind: str, parent: Manifest) -> None:
+    """Refuse, before any work, a transform on a dataset of a kind it does not rewrite.
+
+    Raises:
+        GenerationError: naming the transform, the dataset and the kinds the transform applies to.
+    """
+    from tgbhub.generators.transforms import applicable
+
+    applicable(kind, f"{parent.name}@{parent.version}", parent.graph.get("kind"))
+
+
+def transform_cards() -> list[dict[str, Any]]:
+    """Every registered transform as ``tgbhub list``/``info`` show it (name, summary, parameters with bounds, the
+    dataset kinds it applies to, an example suffix)."""
+    from tgbhub.generators.transforms import transforms
+
+    return [spec.card() for spec in transforms()]
+
+
+def variant_builder(parent: Parent, kind: str, params: Mapping[str, Any], seed: int) -> OnRequest:
+    """The on-request build of one variant of the verified ``parent``: its files and the manifest the catalogue's
+    own code would write (see :func:`build_and_install`).
+
+    Raises (when called):
+        GenerationError: for a parent the transform cannot rewrite (no test split, no ranking negatives, ...) or a
+            failed invariant.
+    """
+    def build(staging: Path) -> tuple[dict[str, Any], Fetched]:
+        from tgbhub.generators.tlpcf.artifacts import manifest_document, transform, write
+        from tgbhub.generators.tlpcf.catalogue import Variant
+
+        manifest = parent.manifest
+        variant = Variant(base=manifest.name, base_version=manifest.version, kind=kind, params=dict(params),
+                          seed=seed)
+        files = transform(manifest, parent.columns, kind, params, seed)
+        written = write(files, staging)
+        document = manifest_document(variant, manifest, parent.columns, files, staging)
+        return document, Fetched(files=written, columns=files, rebuilt=True)
+
+    return build
+
+
+def task_builder(manifest: Manifest, columns: Mapping[str, Mapping[str, Any]]) -> OnRequest:
+    """The on-request build of the window-forecasting task of a temporal graph with no bundled task document: its
+    negatives and the task document the bundled ones are written by (``builtOnRequest`` marks it)."""
+    def build(staging: Path) -> tuple[dict[str, Any], Fetched]:
+        from tgbhub.generators.forecast.task import build as build_files, task_document, write
+
+        files = build_files(manifest, columns)
+        written = write(files, staging)
+        document = {**task_document(manifest, columns, files, staging), "builtOnRequest": True}
+        return document, Fetched(files=written, columns=files, rebuilt=True)
+
+    return build
+
+
+def task_artifacts_builder(recipe: Any) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``(build, write)`` of a task document's artifacts, for the recipe's generator and version.
+
+    Raises:
+        GenerationError: if this tgbhub lacks the recipe's task generator (version).
+    """
+    from tgbhub.generators.forecast import builder_for
+
+    return builder_for(recipe)
+
+
+def batch_negatives(pair_codes: Any, t: Any, lo: Any, hi: Any, num_nodes: int, symmetric: bool, stream: str,
+                    split: str, seed: int) -> tuple[Any, Any, Any]:
+    """One negative per positive for each group of events ``[lo[g], hi[g])`` (the batch protocol's), drawn by the
+    window task's sampler from the counter-based stream named ``stream``/``split``/``seed``: ``(src, dst, count)``.
+
+    Raises:
+        GenerationError: as the sampler (a group it cannot fill, naming it).
+    """
+    import numpy as np
+
+    from tgbhub.generators.forecast.negatives import group_negatives  # numba kernels load on use
+    from tgbhub.generators.negatives import stream_key
+
+    key = stream_key(stream, split, seed)
+    return group_negatives(pair_codes, t, np.arange(len(lo)), lo, hi, num_nodes, symmetric, key)
+
+
+def tgb_converter() -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any], type]:
+    """``(convert, manifest_document, write, Release)`` of the TGB importer (generators/tgb)."""
+    from tgbhub.generators.tgb.artifacts import convert, manifest_document, write
+    from tgbhub.generators.tgb.release import Release
+
+    return convert, manifest_document, write, Release

@@ -1,7 +1,9 @@
 """``python -m generators [--out DIR] [--family F] [NAME ...]``: rebuild artifacts and rewrite their manifests.
 
 Artifacts go to ``--out`` (kept, e.g. for publishing) or a temporary folder, removed as soon as the dataset's
-manifest is written (ChaosNetBench's 96 instances are 28.7 GB); manifests go to ``manifests/``.
+manifest is written (ChaosNetBench's 96 instances are 28.7 GB); manifests go to ``manifests/``. A derived family's
+manifests are not shipped: each one's sha256, size and row count go into its parent family's ``derived.json``
+(entries of datasets not rebuilt this time are kept), and clients derive the manifest on request.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from tqdm import tqdm
 
 from .families import REGISTERED, families
 from .manifests import MANIFEST_ROOT as MANIFESTS
+from tgbhub.manifest import DERIVED_INDEX, DerivedEntry, derived_entry, derived_index_text, read_derived_index
 
 
 def manifest_path(root: Path, name: str, version: str) -> Path:
@@ -35,21 +38,36 @@ def main(argv: list[str] | None = None) -> int:
     writers = {}
     for family in families():
         if args.family in (None, family.name):
-            writers.update({(entry.name, entry.version): (entry, family.write) for entry in family.catalogue()})
-    chosen = [(entry, write) for (name, _), (entry, write) in writers.items() if not args.names or name in args.names]
+            writers.update({(entry.name, entry.version): (entry, family) for entry in family.catalogue()})
+    chosen = [(entry, family) for (name, _), (entry, family) in writers.items() if not args.names or name in args.names]
     unknown = set(args.names) - {entry.name for entry, _ in chosen}
     if unknown:
         parser.error(f"unknown dataset(s): {', '.join(sorted(unknown))}")
+    indexed: dict[str, list[DerivedEntry]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         out = args.out or Path(scratch)
-        for entry, write in tqdm(chosen, desc="building", unit="dataset", file=sys.stderr):
-            document = write(entry, out / entry.name / entry.version)
-            target = manifest_path(args.manifests, entry.name, entry.version)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        for entry, family in tqdm(chosen, desc="building", unit="dataset", file=sys.stderr):
+            document = family.write(entry, out / entry.name / entry.version)
+            text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+            if family.derived:
+                indexed.setdefault(entry.name.split("/", 1)[0], []).append(derived_entry(document, text))
+            else:
+                target = manifest_path(args.manifests, entry.name, entry.version)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
             if args.out is None:
                 shutil.rmtree(out / entry.name / entry.version)
+    for family_name, entries in indexed.items():
+        write_index(args.manifests / family_name / DERIVED_INDEX, entries)
     return 0
+
+
+def write_index(path: Path, entries: list[DerivedEntry]) -> None:
+    """Merge ``entries`` into the derived index at ``path`` (an entry rebuilt now replaces its old one)."""
+    kept = {(e.name, e.version): e for e in (read_derived_index(path) if path.is_file() else [])}
+    kept.update({(e.name, e.version): e for e in entries})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(derived_index_text(kept.values()), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -71,7 +71,9 @@ class Family:
     publishes. ``write(entry, folder)``: build ``entry``'s artifacts into ``folder`` and return its manifest document.
     ``build(recipe, folder, parents)``: rebuild a published recipe's artifacts (the local-build source);
     ``parents`` holds the verified parents of a derived recipe (empty otherwise). ``preflight(recipe)``: refuse,
-    before any long work, a build this machine could not reproduce.
+    before any long work, a build this machine could not reproduce. ``derived``: its datasets are derived from other
+    datasets, and their manifests are published as entries of the parent family's ``derived.json`` (manifest sha256,
+    size, rows) instead of shipped: a client derives each manifest from the parent's and checks it byte for byte.
     """
 
     name: str
@@ -80,6 +82,7 @@ class Family:
     write: Callable[[Any, Path], dict[str, Any]]
     build: Callable[[Recipe, Path, Mapping[str, Parent]], Built]
     preflight: Callable[[Recipe], None]
+    derived: bool = False
 
 
 @cache

@@ -42,7 +42,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         cache = args.cache_dir or scratch
         results = []
-        for name in registry().names("t-grab"):
+        for name in registry().names("t-grab", derived=False):
             row = {"dataset": name}
             for model in MODELS:
                 snap = run(["--cache-dir", cache, "baseline", model, name, "--json"])

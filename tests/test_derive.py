@@ -4,6 +4,8 @@ plug-ins with bounded parameters."""
 
 from __future__ import annotations
 
+import hashlib
+import re
 import json
 import shutil
 import subprocess
@@ -16,7 +18,7 @@ import pytest
 
 import tgbhub
 from tgbhub import api
-from tgbhub.errors import GenerationError
+from tgbhub.errors import GenerationError, IntegrityError
 from tgbhub.generators import transforms
 from tgbhub.registry import Registry
 
@@ -29,7 +31,7 @@ def _bases_only(folder: Path, *names: str) -> Path:
     """A manifest root holding only the given bases (and their task documents): no published variant."""
     for name in names:
         shutil.copytree(MANIFESTS / name, folder / name)
-    return folder
+    return folder  # no derived.json: every variant is built on request, unpublished
 
 
 def _as_version(source: str, name: str, version: str, folder: Path) -> None:
@@ -40,14 +42,45 @@ def _as_version(source: str, name: str, version: str, folder: Path) -> None:
     (folder / name / f"{version}.json").write_text(json.dumps(document))
 
 
+def _stored_sha256(cache: Path, name: str, version: str = "1.0.0") -> str:
+    family, short = name.split("/", 1)
+    return hashlib.sha256((cache / family / short / f"{version}.manifest.json").read_bytes()).hexdigest()
+
+
 @pytest.mark.parametrize("variant", ["pdet-2-16~shuffle-s0", "pdet-2-16~intense-k5-s3", "pdet-2-16~intense-k1-s9"])
-def test_a_variant_built_on_request_writes_the_published_manifest_byte_for_byte(
-        variant: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(api, "_REGISTRY", Registry(_bases_only(tmp_path / "manifests", BASE)))
-    ds = tgbhub.load_dataset(f"t-grab/{variant}", cache_dir=tmp_path / "cache", offline=True)
-    assert ds.source == "build"
-    stored = tmp_path / "cache" / "t-grab" / variant / "1.0.0.manifest.json"
-    assert stored.read_bytes() == (MANIFESTS / "t-grab" / variant / "1.0.0.json").read_bytes()
+def test_a_published_variants_manifest_is_derived_byte_for_byte(variant: str, tmp_path: Path) -> None:
+    name = f"t-grab/{variant}"
+    published = api.registry().derived(name, "1.0.0")
+    assert published is not None and not (MANIFESTS / "t-grab" / variant).exists()  # indexed, not shipped
+    ds = tgbhub.load_dataset(name, cache_dir=tmp_path, offline=True)
+    assert ds.source == "build" and _stored_sha256(tmp_path, name) == published.manifest_sha256
+    assert (ds.manifest.derived_from, ds.manifest.transform) == (published.derived_from, published.transform)
+    assert sum(f.size for f in ds.manifest.files) == published.bytes
+
+
+@pytest.mark.slow
+def test_every_published_variants_manifest_is_derived_byte_for_byte(tmp_path: Path) -> None:
+    """All 1,560 TLPCF defaults: each manifest derived here has the sha256 the index publishes (the index was written
+    from the manifest files shipped before they were derived on request)."""
+    registry = api.registry()
+    names = [n for n in registry.names("t-grab") if "~" in n]
+    assert len(names) == 52 * 30
+    for name in names:
+        tgbhub.load_dataset(name, cache_dir=tmp_path, offline=True)  # raises IntegrityError on any other byte
+        assert _stored_sha256(tmp_path, name) == registry.derived(name, "1.0.0").manifest_sha256, name
+
+
+def test_a_derived_manifest_that_is_not_the_published_one_is_refused(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    manifests = _bases_only(tmp_path / "manifests", BASE)
+    index = (MANIFESTS / "t-grab" / "derived.json").read_text()
+    published = api.registry().derived(f"{BASE}~shuffle-s0", "1.0.0").manifest_sha256
+    (manifests / "t-grab" / "derived.json").write_text(index.replace(published, "0" * 64))
+    monkeypatch.setattr(api, "_REGISTRY", Registry(manifests))
+    with pytest.raises(IntegrityError, match="derived another manifest than the published one"):
+        tgbhub.load_dataset(f"{BASE}~shuffle-s0", cache_dir=tmp_path / "cache", offline=True)
+    variant = tmp_path / "cache" / "t-grab" / "pdet-2-16~shuffle-s0"
+    assert not list(variant.glob("*.manifest.json")) and not list(variant.glob("*/COMPLETE"))
 
 
 def test_a_variants_version_pins_its_parents_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -164,3 +197,44 @@ def test_a_transform_plugin_from_its_own_folder_builds_loads_and_grades(toy_tran
     task = ds.manifest.task_named("ranking")
     result = ds.get_evaluator("ranking").evaluate(run_baseline("edgebank", ds, task, "test"))
     assert result["dataset"] == f"{BASE}~late-d1-s0" and 0.0 <= result["metrics"]["mrr"] <= 1.0
+
+
+def test_a_transform_plugin_appears_in_list_info_export_and_counterfactual(
+        toy_transform: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tgbhub.cli import main
+
+    assert main(["list", "--transforms", "--json"]) == 0
+    cards = {c["name"]: c for c in json.loads(capsys.readouterr().out)}
+    assert set(cards) == {"shuffle", "intense", "late"}
+    assert cards["late"]["params"] == ["d: int in [0, 3], default 1 (an unused toy parameter)"]
+    cache = str(tmp_path / "cache")
+    assert main(["--cache-dir", cache, "info", f"{BASE}~late-d1-s0", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["transform"] == {"kind": "late", "params": {"d": 1, "scope": "test"}, "seed": 0}
+    assert main(["--cache-dir", cache, "export", f"{BASE}~late-d1-s0", "--format", "dyglib", "--out",
+                 str(tmp_path / "out"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files"]
+    assert main(["--cache-dir", cache, "counterfactual", "edgebank", BASE, "--kinds", "late-d1", "--seeds", "0-1",
+                 "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert {r["kind"] for r in rows if r["model"] == "edgebank"} == {"late-d1"}
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["export", "chaosnet/mini-k2.0-rho0.1-n8", "--format", "dyglib", "--out", "OUT"],
+     "export works on temporal-graph datasets; chaosnet/mini-k2.0-rho0.1-n8@1.1.0 is a trajectories dataset"),
+    (["forecast-stats", "chaosnet/mini-k2.0-rho0.1-n8"], "forecast-stats works on temporal-graph datasets"),
+    (["counterfactual", "edgebank", "chaosnet/mini-k2.0-rho0.1-n8", "--seeds", "0-1"],
+     "the counterfactual check works on temporal-graph datasets"),
+    (["get", "chaosnet/mini-k2.0-rho0.1-n8~shuffle-s0"], "transform 'shuffle' applies to temporal-graph datasets"),
+    (["get", f"{BASE}~intense-k999999-s0"], r"k=999999 is out of range; k: int in \[1, 100\]"),
+])
+def test_chaosnet_names_and_bad_transforms_are_one_line_errors_on_the_cli(
+        argv: list[str], words: str, tmp_path: Path) -> None:
+    argv = [a.replace("OUT", str(tmp_path / "out")) for a in argv]
+    done = subprocess.run([sys.executable, "-m", "tgbhub.cli", "--cache-dir", str(tmp_path / "cache"), *argv],
+                          capture_output=True, text=True, cwd=ROOT, env={"TGBHUB_NO_PROGRESS": "1",
+                                                                         "PATH": "/usr/bin:/bin"}, timeout=300)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and re.search(words, lines[0]), done.stderr

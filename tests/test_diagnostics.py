@@ -344,7 +344,7 @@ def test_report_on_a_continuous_stream_uses_the_matched_horizon() -> None:
     m = 100_000
     t = np.round(np.cumsum(rng.exponential(17.0, m))).astype(np.int64)  # whole seconds: some ties
     manifest = SimpleNamespace(name="fake/wiki-like", version="0.0.0", tasks=(), split_unit="row",
-                               graph={"symmetric": False, "num_nodes": 50},
+                               graph={"kind": "temporal-graph", "symmetric": False, "num_nodes": 50},
                                splits={"train": (0, 70_000), "val": (70_000, 85_000), "test": (85_000, m)})
     dataset = SimpleNamespace(manifest=manifest, t=t, src=rng.integers(0, 50, m), dst=rng.integers(0, 50, m))
     result = diag.report(dataset)

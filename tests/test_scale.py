@@ -21,6 +21,7 @@ from tgbhub import cache, scale
 from tgbhub.errors import InvalidNameError, MissingExtraError, SchedulerUnavailableError, UnsupportedTaskError
 from tgbhub.evaluate.submission import write_submission
 from tgbhub.columns import read_columns
+from tgbhub.manifest import read_manifest
 from tgbhub.hashing import content_digest, file_sha256
 
 distributed = pytest.importorskip("distributed")
@@ -40,6 +41,9 @@ def client() -> Iterator[Any]:
 
 
 def _trusted(root: Path, name: str) -> cache.CacheEntry | None:
+    if "~" in name:  # a variant's manifest is derived into the cache that built it
+        stored = cache.stored_manifest_path(root, name, "1.0.0")
+        return cache.lookup(read_manifest(stored), root) if stored.is_file() else None
     return cache.lookup(tgbhub.resolve(name), root)
 
 

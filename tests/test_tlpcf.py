@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import tgbhub
 from tgbhub import api
 from tgbhub.errors import GenerationError, IntegrityError, InvalidNameError, ManifestError
 from tgbhub.generators.tlpcf.catalogue import DEFAULT_KINDS, DEFAULT_SEEDS, defaults, parse_variant, variant_name
-from tgbhub.manifest import read_manifest
+from tgbhub.manifest import plain, read_manifest
 from tgbhub.registry import Registry
 from tgbhub.sources.build import BuildSource
 
@@ -21,17 +22,30 @@ ROOT = Path(__file__).resolve().parent.parent / "manifests"
 BASE = "t-grab/pdet-2-16"
 
 
+@pytest.fixture(scope="module")
+def derived(tmp_path_factory: pytest.TempPathFactory):
+    """A published variant's manifest, derived on request (checked against the derived index) into one cache."""
+    cache = tmp_path_factory.mktemp("derived")
+
+    def manifest(short: str):
+        return tgbhub.manifest_of(f"{BASE}~{short}", cache_dir=cache, offline=True)
+
+    manifest.cache = cache
+    return manifest
+
+
 def _variants(base: str) -> list[str]:
     return [variant_name(base, kind, params, seed) for kind, params in DEFAULT_KINDS for seed in DEFAULT_SEEDS]
 
 
-def test_every_default_variant_is_published_for_every_t_grab_dataset() -> None:
+def test_every_default_variant_is_published_for_every_t_grab_dataset(derived) -> None:
     registry = Registry(ROOT)
     bases = [n for n in registry.names("t-grab") if "~" not in n]
     assert len(bases) == 52
     published = {n for n in registry.names("t-grab") if "~" in n}
     assert published == {v.name for v in defaults()} and len(published) == 52 * 30
-    manifest = registry.resolve(tgbhub.registry.parse_reference(f"{BASE}~intense-k5-s3"))
+    assert all(registry.derived(n, "1.0.0") is not None for n in published)
+    manifest = derived("intense-k5-s3")
     assert manifest.derived_from == f"{BASE}@1.0.0"
     assert manifest.transform == {"kind": "intense", "params": {"k": 5, "scope": "test"}, "seed": 3}
 
@@ -104,8 +118,8 @@ def test_paired_negatives_are_the_parents_and_regenerated_ones_differ(tmp_path: 
     assert [t["name"] for t in ds.manifest.tasks] == ["ranking", "ranking-regenerated", "window-forecast"]
 
 
-def test_the_manifest_records_lineage_invariants_and_distances() -> None:
-    manifest = read_manifest(ROOT / "t-grab" / f"{BASE.split('/')[1]}~intense-k5-s0" / "1.0.0.json")
+def test_the_manifest_records_lineage_invariants_and_distances(derived) -> None:
+    manifest = derived("intense-k5-s0")
     parent = read_manifest(ROOT / "t-grab" / BASE.split("/")[1] / "1.0.0.json")
     assert manifest.recipe.parent.digests["edges.parquet"] == parent.file("edges.parquet").digest
     assert manifest.raw["prov:wasDerivedFrom"]["@id"].endswith(f"/tree/{BASE.split('/')[1]}-v1.0.0")
@@ -113,19 +127,20 @@ def test_the_manifest_records_lineage_invariants_and_distances() -> None:
     assert facts["each_event_copied_k_times"] and facts["pair_counts_times_k"] and facts["jitter_below_tau_bar"]
     distance = manifest.stats["distance_to_parent_test"]
     assert distance["count_ratio"] == 5.0 and 0 < distance["atd"] < 1e-3  # jitter within tau_bar: tiny ATD
-    shuffled = read_manifest(ROOT / "t-grab" / f"{BASE.split('/')[1]}~shuffle-s0" / "1.0.0.json")
+    shuffled = derived("shuffle-s0")
     assert shuffled.stats["invariants"]["timestamp_multiset_unchanged"]
     assert shuffled.stats["distance_to_parent_test"]["atd"] > 100 * distance["atd"]  # SHUFFLE moves events far
 
 
-def test_a_variant_validates_under_mlcroissant() -> None:
+def test_a_variant_validates_under_mlcroissant(derived) -> None:
     mlc = pytest.importorskip("mlcroissant")
-    path = ROOT / "t-grab" / f"{BASE.split('/')[1]}~shuffle-s1" / "1.0.0.json"
+    derived("shuffle-s1")
+    path = derived.cache / "t-grab" / f"{BASE.split('/')[1]}~shuffle-s1" / "1.0.0.manifest.json"
     assert mlc.Dataset(jsonld=str(path)).metadata.name == f"{BASE}~shuffle-s1"
 
 
-def test_a_parent_with_other_content_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    variant = api.resolve(f"{BASE}~shuffle-s0")
+def test_a_parent_with_other_content_is_refused(derived, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    variant = derived("shuffle-s0")
     parent = api.resolve(BASE)
     forged = dataclasses.replace(parent, files=tuple(
         dataclasses.replace(f, digest="0" * 64) if f.name == "edges.parquet" else f for f in parent.files))
@@ -136,11 +151,11 @@ def test_a_parent_with_other_content_is_refused(tmp_path: Path, monkeypatch: pyt
         api.open_verified(variant, tmp_path, offline=True)
 
 
-def test_the_build_source_refuses_a_variant_without_its_parent(tmp_path: Path) -> None:
+def test_the_build_source_refuses_a_variant_without_its_parent(derived, tmp_path: Path) -> None:
     with pytest.raises(GenerationError, match="not loaded first"):
-        BuildSource().fetch(api.resolve(f"{BASE}~shuffle-s0"), tmp_path)
+        BuildSource().fetch(derived("shuffle-s0"), tmp_path)
     with pytest.raises(ManifestError, match="load_dataset"):
-        tgbhub.data.open_dataset(api.resolve(f"{BASE}~shuffle-s0"), {"test-events.parquet": {}}, "cache")
+        tgbhub.data.open_dataset(derived("shuffle-s0"), {"test-events.parquet": {}}, "cache")
 
 
 def test_list_json_carries_lineage(capsys: pytest.CaptureFixture[str]) -> None:
@@ -190,10 +205,14 @@ def test_a_variant_that_is_not_published_is_built_on_request_and_cached(tmp_path
     elsewhere = tgbhub.load_dataset(name, cache_dir=tmp_path / "other", offline=True)  # same bytes, fresh build
     assert elsewhere.digest == first.digest and np.array_equal(elsewhere.t, first.t)
     published = tgbhub.load_dataset(f"{BASE}~intense-k5-s0", cache_dir=tmp_path, offline=True)
-    bundled = api.resolve(f"{BASE}~intense-k5-s0").raw  # defaults keep their manifests (plus tasks declared on load)
-    assert {k: v for k, v in published.manifest.raw.items() if k != "tasks"} == {
+    # a published default's manifest is derived, byte for byte the published one (plus tasks declared on load)
+    stored = tmp_path / "t-grab" / f"{BASE.split('/')[1]}~intense-k5-s0" / "1.0.0.manifest.json"
+    assert hashlib.sha256(stored.read_bytes()).hexdigest() == api.registry().derived(
+        f"{BASE}~intense-k5-s0", "1.0.0").manifest_sha256
+    bundled = json.loads(stored.read_text())
+    assert {k: v for k, v in plain(published.manifest.raw).items() if k != "tasks"} == {
         k: v for k, v in bundled.items() if k != "tasks"}
-    assert published.manifest.tasks[:len(bundled["tasks"])] == bundled["tasks"]
+    assert plain(published.manifest.tasks[:len(bundled["tasks"])]) == bundled["tasks"]
 
 
 @pytest.mark.parametrize("name, error, words", [

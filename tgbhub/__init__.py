@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from tgbhub.api import counterfactual, get_evaluator, load_dataset, resolve
+from tgbhub.api import counterfactual, get_evaluator, load_dataset, manifest_of, resolve
 from tgbhub.errors import (DatasetNotFoundError, FetchError, GenerationError, IntegrityError, InvalidNameError,
                            ManifestError, PublishError, SourceUnavailableError, SourceWarning, SubmissionError,
                            TgbhubError, VersionConflictError, VersionNotFoundError)
@@ -19,5 +19,5 @@ __all__ = [
     "DatasetNotFoundError", "FetchError", "GenerationError", "IntegrityError", "InvalidNameError", "ManifestError",
     "PublishError", "SourceUnavailableError", "SourceWarning", "SubmissionError", "TgbhubError",
     "VersionConflictError", "VersionNotFoundError", "__version__", "build", "counterfactual", "get_evaluator",
-    "load_dataset", "resolve", "train",
+    "load_dataset", "manifest_of", "resolve", "train",
 ]

@@ -12,9 +12,9 @@ import numpy as np
 
 from tgbhub import cache, config
 from tgbhub.data import TemporalGraphDataset, TrajectoryDataset, open_dataset
-from tgbhub.errors import (DatasetNotFoundError, GenerationError, IntegrityError, InvalidNameError,
+from tgbhub.errors import (DatasetNotFoundError, FetchError, GenerationError, IntegrityError, InvalidNameError,
                            SourceUnavailableError, SourceWarning)
-from tgbhub.manifest import Manifest
+from tgbhub.manifest import Manifest, require_kind
 from tgbhub.progress import Steps
 from tgbhub.registry import DERIVED_MARK, Registry
 from tgbhub.sources import Source
@@ -69,6 +69,14 @@ def resolve(name: str, version: str | None = None) -> Manifest:
         VersionNotFoundError: if the version does not exist (listing the available ones).
     """
     return _REGISTRY.lookup(name, version)
+
+
+def transforms() -> list[dict[str, Any]]:
+    """Every transform a variant can be derived with (``family/base~KIND[-pN...]-sSEED``): its name, what it does,
+    its parameters with their bounds, the dataset kinds it applies to and an example suffix."""
+    from tgbhub.sources.build import transform_cards
+
+    return transform_cards()
 
 
 def task_documents(manifest: Manifest) -> list[TaskDocument]:
@@ -161,20 +169,59 @@ def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.P
     try:
         manifest = resolve(name, version)
     except DatasetNotFoundError as missing:
-        advice = _import_advice(name, version)
-        if advice is not None:
-            raise DatasetNotFoundError.with_advice(name.partition("@")[0], advice) from missing
-        if DERIVED_MARK not in name:  # only derived names ("base~transform") can be built on request
-            raise
-        from tgbhub.derive import variant_on_request  # imports the generators: only for this path
-
-        manifest, built_on_request = variant_on_request(name, version, _REGISTRY, root,
-                                                        lambda parent: open_verified(parent, root, **settings),
-                                                        missing)
+        manifest, built_on_request = _derived(name, version, root, settings, missing, _REGISTRY)
     dataset = open_verified(manifest, root, **settings)[0]
     if built_on_request:
         dataset.source = "build"  # this call built it; open_verified then found it in the cache
     return dataset
+
+
+def manifest_of(name: str, version: str | None = None, *, cache_dir: str | os.PathLike[str] | None = None,
+                offline: bool | None = None, catalogue: Registry | None = None) -> Manifest:
+    """The manifest ``name`` (optionally ``@version``) refers to, like :func:`resolve`, except that a derived
+    dataset's manifest, which is not shipped, is derived on request: the variant is built into the cache once (from
+    its verified parent) and a published one's manifest is checked byte for byte against the catalogue's index.
+
+    Raises:
+        InvalidNameError, DatasetNotFoundError, VersionNotFoundError: as :func:`resolve`.
+        GenerationError, IntegrityError, SourceUnavailableError: as :func:`load_dataset`, for a derived dataset.
+    """
+    chosen = catalogue or _REGISTRY
+    try:
+        return chosen.lookup(name, version)
+    except DatasetNotFoundError as missing:
+        root = config.cache_root(cache_dir)
+        return _derived(name, version, root, {"offline": offline}, missing, chosen)[0]
+
+
+def _derived(name: str, version: str | None, root: Path, settings: Mapping[str, Any],
+             missing: DatasetNotFoundError, catalogue: Registry) -> tuple[Manifest, bool]:
+    """The manifest of the derived dataset ``name`` (built on request), and whether this call built it; or
+    ``missing`` again (with import advice where a benchmark's release has the name) if it names no variant."""
+    advice = _import_advice(name, version)
+    if advice is not None:
+        raise DatasetNotFoundError.with_advice(name.partition("@")[0], advice) from missing
+    if DERIVED_MARK not in name:  # only derived names ("base~transform") can be built on request
+        raise missing
+    from tgbhub.derive import variant_on_request  # imports the build source: only for this path
+
+    return variant_on_request(name, version, catalogue, root, lambda parent: open_verified(parent, root, **settings),
+                              missing, fetch_published=lambda variant, at: _published_document(variant, at, settings))
+
+
+def _published_document(name: str, version: str, settings: Mapping[str, Any]) -> bytes | None:
+    """A published derived dataset's manifest from the first network source that serves it (``None`` if none
+    does: the caller derives it locally); a source that fails is warned about."""
+    for source in default_sources(**settings):
+        fetch = getattr(source, "fetch_document", None)
+        if fetch is None:
+            continue
+        try:
+            return fetch(name, version)
+        except FetchError as exc:
+            warnings.warn(f"{name}@{version}: {source.label} has no manifest for it, deriving it here: {exc}",
+                          SourceWarning, stacklevel=4)
+    return None
 
 
 def _imported(name: str, version: str | None, root: Path) -> Manifest | None:
@@ -343,7 +390,8 @@ def counterfactual(name: str, model: str | None = None, *, predictions: str | os
     Raises:
         InvalidNameError: if ``name`` is a derived dataset, a kind is malformed, or neither/both of ``model`` and
             ``predictions`` are given.
-        UnsupportedTaskError: if ``model`` or a control is not a baseline of the one-vs-many ranking task.
+        UnsupportedTaskError: if ``model`` or a control is not a baseline of the one-vs-many ranking task, or ``name``
+            is not a temporal graph.
         DatasetNotFoundError, SourceUnavailableError: for a dataset or variant that cannot be loaded.
         ScoreError, SubmissionError: for predictions that miss a condition or break the long format.
     """
@@ -357,6 +405,7 @@ def counterfactual(name: str, model: str | None = None, *, predictions: str | os
                                "long-format Parquet file)")
     settings = {"cache_dir": cache_dir, "offline": offline}
     real = load_dataset(name, **settings)
+    require_kind(real.manifest, "temporal-graph", "the counterfactual check")
     if real.manifest.derived_from is not None:
         raise InvalidNameError(f"{name} is a derived dataset; pass its base, {real.manifest.derived_from}")
     scored = read_predictions(predictions) if predictions is not None else None

@@ -45,11 +45,14 @@ def _print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None
 
 def cmd_list(args: argparse.Namespace) -> int:
     """Every dataset (JSON: all rows, derived ones with ``derived_from`` and ``transform``); the table shows base
-    datasets with a count of their derived variants, and the variants themselves with ``--derived``."""
+    datasets with a count of their derived variants, and the variants themselves with ``--derived``; ``--transforms``
+    lists the transforms any temporal graph can be derived with."""
+    if args.transforms:
+        return _list_transforms(args.json)
     registry = api.registry()
     if args.family and args.family not in registry.families():
         raise TgbhubError(f"unknown family {args.family!r}; families: {', '.join(registry.families())}")
-    rows = [_summary(api.resolve(name)) for name in registry.names(args.family)]
+    rows = _rows(registry, registry.names(args.family))
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
@@ -61,6 +64,40 @@ def cmd_list(args: argparse.Namespace) -> int:
     shown = [{**row, "size": human_bytes(row["bytes"]), "variants": variants.get(row["name"], 0)}
              for row in rows if args.derived or not row["derived_from"]]
     _print_table(shown, ["name", "version", "num_nodes", "num_rows", "num_snapshots", "size", "variants"])
+    return 0
+
+
+def _rows(registry: Any, names: Sequence[str]) -> list[dict[str, Any]]:
+    """The summary row of each name's newest version; a published derived dataset's comes from the derived index and
+    its parent's manifest (its own manifest is derived on request: listing builds nothing)."""
+    rows = []
+    parents: dict[str, Manifest] = {}
+    for name in names:
+        entry = registry.derived(name, registry.versions(name)[-1])
+        if entry is None:
+            rows.append(_summary(api.resolve(name)))
+            continue
+        if entry.derived_from not in parents:
+            parents[entry.derived_from] = api.resolve(entry.derived_from)
+        parent = parents[entry.derived_from]
+        rows.append({"name": name, "version": entry.version, "num_nodes": parent.graph.get("num_nodes"),
+                     "num_rows": entry.num_rows, "num_snapshots": parent.graph.get("num_snapshots"),
+                     "splits": list(parent.splits), "bytes": entry.bytes, "derived_from": entry.derived_from,
+                     "transform": plain(entry.transform)})
+    return rows
+
+
+def _list_transforms(as_json: bool) -> int:
+    """The registered transforms: name, what it does, its parameters with bounds, the dataset kinds it applies to."""
+    cards = api.transforms()
+    if as_json:
+        print(json.dumps(cards, indent=1))
+        return 0
+    for card in cards:
+        print(f"{card['name']}: {card['summary']}")
+        print(f"  applies to: {', '.join(card['applies_to'])}; e.g. BASE{card['example']}")
+        for param in card["params"]:
+            print(f"  {param}")
     return 0
 
 
@@ -98,9 +135,14 @@ def _history_lines(manifest: Manifest, versions: Sequence[str]) -> list[str]:
     return lines
 
 def cmd_info(args: argparse.Namespace) -> int:
-    manifest = api.with_task_documents(api.resolve(args.name))
+    # a derived dataset's manifest is derived on request: its first `info` builds it into the cache
+    manifest = api.with_task_documents(api.manifest_of(args.name, cache_dir=args.cache_dir))
     recipe = plain(manifest.raw.get("recipe")) or {}
-    info = {**_summary(manifest), "versions": api.registry().versions(manifest.name),
+    registry = api.registry()
+    # a variant built on request is not in the catalogue: its versions are its base's
+    listed = manifest.name if registry.has(manifest.name) or not manifest.derived_from else \
+        manifest.derived_from.partition("@")[0]
+    info = {**_summary(manifest), "versions": registry.versions(listed),
             "description": manifest.description, "splits": {k: list(v) for k, v in manifest.splits.items()},
             "recipe": recipe, "task": plain(manifest.task), "tasks": [plain(t) for t in manifest.tasks],
             "citation": manifest.raw.get("citeAs"), "changelog": [plain(e) for e in manifest.changelog],
@@ -567,6 +609,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--derived", action="store_true",
                          help="also list derived datasets (distorted variants), one row each")
     listing.add_argument("--json", action="store_true", help="every dataset, derived ones included, as JSON")
+    listing.add_argument("--transforms", action="store_true",
+                         help="list the transforms a variant can be derived with (name~KIND[-pN...]-sSEED)")
     listing.set_defaults(run=cmd_list)
     info = commands.add_parser("info", help="show a dataset's manifest summary")
     info.add_argument("name", help="family/name[@version]")

@@ -1,6 +1,10 @@
-"""Derived datasets built on request: a canonical variant name the catalogue does not publish (another ``k``,
-another seed, another transform) is built locally from its verified parent, and its manifest is written by the same
-generator code that wrote the published ones.
+"""Derived datasets built on request: any canonical variant name (``base~kind[-pN...]-sSEED``) is built locally from
+its verified parent, and its manifest is written by the same generator code that wrote the published ones.
+
+The catalogue publishes some variants (TLPCF's defaults) without shipping their manifests: its derived index
+(``manifests/<family>/derived.json``) holds each one's manifest sha256, and the manifest derived here must equal it
+byte for byte before anything is installed. Other variants (another ``k``, another seed, another transform) are
+built the same way, with nothing published to compare against.
 
 Identity: a variant's version is its parent's. ``family/base~shuffle-s23@1.0.0`` is derived from
 ``family/base@1.0.0`` on every machine, whatever other versions of the base a machine holds; without a version, the
@@ -14,6 +18,7 @@ loads read it and go through the normal verified path (a damaged or deleted entr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +32,15 @@ from tgbhub.sources.build import (Parent, build_and_install, canonical_variant_n
 
 
 def variant_on_request(text: str, version: str | None, registry: Registry, root: Path, opener: Any,
-                       not_found: DatasetNotFoundError) -> tuple[Manifest, bool]:
+                       not_found: DatasetNotFoundError,
+                       fetch_published: Callable[[str, str], bytes | None] | None = None) -> tuple[Manifest, bool]:
     """The manifest of the variant ``text`` names, building it (into the cache under ``root``) on first request;
     and whether this call built it.
 
     ``opener(manifest)`` opens a verified dataset and returns ``(dataset, cache entry)`` (the composition root's
     :func:`tgbhub.api.open_verified`, bound to the caller's settings); the parent is opened with it.
+    ``fetch_published(name, version)``: a published variant's manifest from a hub (bytes, or ``None``), taken
+    instead of building when it is the one the catalogue's derived index publishes.
 
     Raises:
         DatasetNotFoundError: ``not_found`` again, if ``text`` names no variant of a known base dataset.
@@ -40,6 +48,7 @@ def variant_on_request(text: str, version: str | None, registry: Registry, root:
         VersionNotFoundError: if the base has no such version (a variant's versions are its base's).
         GenerationError: for an unknown transform, an out-of-range parameter (naming the range), a base of a kind the
             transform does not apply to (naming the kinds), or a failed build.
+        IntegrityError: if a published variant's manifest derived here is not the published one.
     """
     reference = parse_reference(text, version)
     parsed = parse_variant_name(reference.name)
@@ -54,9 +63,16 @@ def variant_on_request(text: str, version: str | None, registry: Registry, root:
     except VersionNotFoundError as missing:  # name the variant, whose versions are the base's
         raise VersionNotFoundError(reference.name, str(reference.version), registry.versions(base)) from missing
     check_transform_applies(kind, parent_manifest)
-    _, parent_entry = opener(parent_manifest)
-    parent = Parent(parent_manifest, {
-        file: {column: np.load(path, mmap_mode="r", allow_pickle=False) for column, path in paths.items()}
-        for file, paths in parent_entry.columns.items()})
-    return build_and_install(root, reference.name, parent_manifest.version,
-                             variant_builder(parent, kind, params, seed))
+
+    def open_parent() -> Parent:
+        _, entry = opener(parent_manifest)
+        return Parent(parent_manifest, {
+            file: {column: np.load(path, mmap_mode="r", allow_pickle=False) for column, path in paths.items()}
+            for file, paths in entry.columns.items()})
+
+    version = parent_manifest.version
+    published = registry.derived(reference.name, version)
+    return build_and_install(root, reference.name, version, variant_builder(open_parent, kind, params, seed),
+                             expected_sha256=published.manifest_sha256 if published is not None else None,
+                             fetch_published=None if fetch_published is None else
+                             (lambda: fetch_published(reference.name, version)))

@@ -78,7 +78,7 @@ def _newest(registry: Registry) -> Iterator[tuple[str, str]]:
     """One representative per family: its smallest dataset (by total file size) at its newest version."""
     for family in registry.families():
         best = None
-        for name in sorted(registry.names(family), key=natural_key):
+        for name in sorted(registry.names(family, derived=False), key=natural_key):
             manifest = registry.resolve(parse_reference(name))
             size = sum(f.size for f in manifest.files)
             if manifest.recipe is not None and (best is None or size < best[0]):

@@ -40,6 +40,7 @@ import numpy as np
 from tgbhub.data import Negatives, TemporalGraphDataset
 from tgbhub.errors import IntegrityError, InvalidNameError, ManifestError, TgbhubError
 from tgbhub.hashing import file_sha256
+from tgbhub.manifest import require_kind
 
 FORMATS = ("dyglib", "ml", "tgb-negatives")
 #: the node-feature width of the Jodie/TGN ``ml_`` files (DyGLib's ``NODE_FEAT_DIM``)
@@ -70,8 +71,10 @@ def export(dataset: TemporalGraphDataset, fmt: str, out: str | os.PathLike[str],
 
     Raises:
         InvalidNameError: if ``fmt`` is not a known format, or ``out`` is an existing file.
+        UnsupportedTaskError: if ``dataset`` is not a temporal graph (a ChaosNet trajectory set, say).
         ManifestError, IntegrityError: as the chosen exporter raises them.
     """
+    require_kind(dataset.manifest, "temporal-graph", "export")
     if fmt == "dyglib":
         return export_dyglib(dataset, out)
     if fmt == "ml":

@@ -6,15 +6,17 @@ splits, the evaluation task and statistics. Code branches on these attributes, n
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from tgbhub.errors import ManifestError
+from tgbhub.errors import ManifestError, UnsupportedTaskError
 
 CROISSANT_CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
 TGBHUB_NAMESPACE = "https://tgbhub.dev/ns#"
@@ -295,3 +297,85 @@ def read_manifest(path: str | os.PathLike[str]) -> Manifest:
     except json.JSONDecodeError as exc:
         raise ManifestError(f"manifest {os.fspath(path)!r} is not valid JSON ({exc}); restore it from git") from exc
     return parse_manifest(doc)
+
+
+#: each family's index of the derived datasets it publishes without shipping their manifests:
+#: ``<manifest root>/<family>/derived.json``
+DERIVED_INDEX = "derived.json"
+DERIVED_INDEX_FORMAT = TGBHUB_NAMESPACE + "derived-index/1"
+
+
+@dataclass(frozen=True)
+class DerivedEntry:
+    """One published derived dataset version whose manifest is not shipped but derived on request from its parent's
+    manifest and its transform: ``manifest_sha256`` is the sha256 of the published manifest's bytes (what a local
+    derivation must reproduce exactly); ``bytes`` and ``num_rows`` are its files' total size and its row count, so a
+    listing needs no build."""
+
+    name: str
+    version: str
+    derived_from: str
+    transform: Mapping[str, Any]
+    manifest_sha256: str
+    bytes: int
+    num_rows: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "derivedFrom": self.derived_from,
+                "transform": plain(self.transform), "manifestSha256": self.manifest_sha256, "bytes": self.bytes,
+                "numRows": self.num_rows}
+
+
+def derived_entry(document: Mapping[str, Any], text: str) -> DerivedEntry:
+    """The index entry of a derived dataset's manifest ``document``, serialised as ``text`` (its published bytes).
+
+    Raises:
+        ManifestError: if the document is not a derived dataset's manifest.
+    """
+    manifest = parse_manifest(document)
+    if manifest.derived_from is None:
+        raise ManifestError(f"{manifest.name}@{manifest.version} is not derived (its recipe names no parent); only "
+                            "derived datasets are indexed in derived.json")
+    return DerivedEntry(name=manifest.name, version=manifest.version, derived_from=manifest.derived_from,
+                        transform=frozen(manifest.transform), manifest_sha256=hashlib.sha256(text.encode()).hexdigest(),
+                        bytes=sum(f.size for f in manifest.files), num_rows=int(manifest.stats.get("num_rows", 0)))
+
+
+def derived_index_text(entries: Iterable[DerivedEntry]) -> str:
+    """The text of a family's ``derived.json``: one entry per line, sorted by name and version (diff-friendly)."""
+    rows = sorted(entries, key=lambda e: (e.name, e.version))
+    lines = [json.dumps(e.to_json(), ensure_ascii=False, sort_keys=True) for e in rows]
+    return (f'{{"format": {json.dumps(DERIVED_INDEX_FORMAT)},\n "datasets": [\n  ' + ",\n  ".join(lines)
+            + "\n ]\n}\n")
+
+
+def read_derived_index(path: str | os.PathLike[str]) -> list[DerivedEntry]:
+    """The entries of a family's ``derived.json``.
+
+    Raises:
+        ManifestError: if the file is not a derived index or an entry lacks a field.
+    """
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ManifestError(f"cannot read the derived index {path}: {exc}; reinstall tgbhub") from exc
+    if not isinstance(doc, dict) or doc.get("format") != DERIVED_INDEX_FORMAT:
+        raise ManifestError(f"{path} is not a derived index (format {DERIVED_INDEX_FORMAT!r}); reinstall tgbhub")
+    try:
+        return [DerivedEntry(name=e["name"], version=e["version"], derived_from=e["derivedFrom"],
+                             transform=frozen(e["transform"]), manifest_sha256=e["manifestSha256"],
+                             bytes=int(e["bytes"]), num_rows=int(e["numRows"])) for e in doc["datasets"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ManifestError(f"{path}: an entry lacks {exc}; reinstall tgbhub") from exc
+
+
+def require_kind(manifest: Manifest, kind: str, what: str) -> None:
+    """Refuse ``what`` (a command or function, e.g. ``"export"``) on a dataset that is not of ``kind``.
+
+    Raises:
+        UnsupportedTaskError: naming ``what``, the kind it needs, the dataset and its kind.
+    """
+    actual = manifest.graph.get("kind")
+    if actual != kind:
+        raise UnsupportedTaskError(f"{what} works on {kind} datasets; {manifest.name}@{manifest.version} is a "
+                                   f"{actual} dataset (`tgbhub list` shows each dataset's kind by family)")

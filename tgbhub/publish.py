@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tgbhub import api, config
-from tgbhub.cache import CacheEntry
+from tgbhub.cache import CacheEntry, stored_manifest_path
 from tgbhub.errors import PublishError, VersionNotFoundError
 from tgbhub.hashing import file_sha256
 from tgbhub.hub.git import GitTarget
@@ -34,7 +34,7 @@ from tgbhub.hub.layout import (CROISSANT, DatasetRelease, Published, RepoFile, R
 from tgbhub.hub.mirror import MirrorTarget
 from tgbhub.manifest import Manifest
 from tgbhub.progress import track
-from tgbhub.registry import Registry, parse_reference
+from tgbhub.registry import Registry
 
 Target = GitTarget | HfTarget | MirrorTarget
 
@@ -83,8 +83,9 @@ def publish(family: str, version: str, target: Target, *, datasets: Sequence[str
         VersionConflictError: if a dataset version is already published with different content.
     """
     catalogue = registry or api.registry()
-    manifests = select(catalogue, family, version, datasets)
-    releases = [_release(catalogue, m, config.cache_root(cache_dir))
+    root = config.cache_root(cache_dir)
+    manifests = select(catalogue, family, version, datasets, root)
+    releases = [_release(catalogue, m, root)
                 for m in track(manifests, desc=f"verifying {family} {version}", unit="dataset")]
     if isinstance(target, MirrorTarget):
         return [target.publish(r.manifest, r.entry.files, r.croissant) for r in releases]
@@ -93,8 +94,10 @@ def publish(family: str, version: str, target: Target, *, datasets: Sequence[str
         return target.publish(plan)
 
 
-def select(catalogue: Registry, family: str, version: str, datasets: Sequence[str] | None) -> list[Manifest]:
-    """The manifests of ``family`` at ``version``: all of them, or the named ones (short or full names).
+def select(catalogue: Registry, family: str, version: str, datasets: Sequence[str] | None,
+           root: Path | None = None) -> list[Manifest]:
+    """The manifests of ``family`` at ``version``: all of them, or the named ones (short or full names). A published
+    derived dataset's manifest is derived on request into the cache at ``root`` (default: the configured one).
 
     Raises:
         DatasetNotFoundError: if a named dataset does not exist.
@@ -105,7 +108,7 @@ def select(catalogue: Registry, family: str, version: str, datasets: Sequence[st
     if not names:
         raise VersionNotFoundError(family, version, sorted({v for n in catalogue.names(family)
                                                             for v in catalogue.versions(n)}))
-    return [catalogue.resolve(parse_reference(name, version)) for name in names]
+    return [api.manifest_of(name, version, cache_dir=root, offline=True, catalogue=catalogue) for name in names]
 
 
 def _release(catalogue: Registry, manifest: Manifest, root: Path) -> Release:
@@ -118,7 +121,10 @@ def _release(catalogue: Registry, manifest: Manifest, root: Path) -> Release:
                 f"publishes {item.sha256} (a rebuild by another writer version verifies by content digest but has "
                 "other bytes). Publish from the environment that wrote the manifests, or regenerate the manifests "
                 "under a new version.")
-    return Release(manifest, catalogue.path(manifest.name, manifest.version).read_bytes(), entry)
+    derived = catalogue.derived(manifest.name, manifest.version) is not None
+    croissant = (stored_manifest_path(root, manifest.name, manifest.version) if derived  # checked when derived
+                 else catalogue.path(manifest.name, manifest.version))
+    return Release(manifest, croissant.read_bytes(), entry)
 
 
 def repo_plan(repo: str, version: str, releases: Sequence[Release], views: Path) -> RepoPlan:

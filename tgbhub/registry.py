@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 
 from tgbhub.errors import DatasetNotFoundError, InvalidNameError, VersionNotFoundError
-from tgbhub.manifest import Manifest, read_manifest
+from tgbhub.manifest import DERIVED_INDEX, DerivedEntry, Manifest, read_derived_index, read_manifest
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._~-]*$")
 _VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
@@ -86,10 +86,13 @@ def default_manifest_root() -> Path:
 
 
 class Registry:
-    """The catalogue of dataset versions under a manifest root (``<root>/<family>/<name>/<version>.json``)."""
+    """The catalogue of dataset versions under a manifest root: bundled manifests
+    (``<root>/<family>/<name>/<version>.json``) and published derived datasets, whose manifests are derived on
+    request and indexed per family (``<root>/<family>/derived.json``, see :class:`~tgbhub.manifest.DerivedEntry`)."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self._root = Path(root) if root is not None else None
+        self._derived: dict[str, dict[str, dict[str, DerivedEntry]]] = {}  # family -> name -> version -> entry
 
     @property
     def root(self) -> Path:
@@ -103,9 +106,31 @@ class Registry:
             index.setdefault(name, {})[path.stem] = path
         return index
 
+    def _derived_of(self, family: str) -> dict[str, dict[str, DerivedEntry]]:
+        """``name -> version -> entry`` of the family's published derived datasets (its ``derived.json``, read once).
+
+        Raises:
+            ManifestError: if the family's derived index is malformed.
+        """
+        if family not in self._derived:
+            path = self.root / family / DERIVED_INDEX
+            entries = read_derived_index(path) if path.is_file() else []
+            found: dict[str, dict[str, DerivedEntry]] = {}
+            for entry in entries:
+                found.setdefault(entry.name, {})[entry.version] = entry
+            self._derived[family] = found
+        return self._derived[family]
+
+    def _all_derived(self) -> dict[str, dict[str, DerivedEntry]]:
+        return {name: versions for family in self._families_on_disk() for name, versions in
+                self._derived_of(family).items()}
+
+    def _families_on_disk(self) -> list[str]:
+        return sorted(p.name for p in self.root.iterdir() if p.is_dir()) if self.root.is_dir() else []
+
     def _versions_of(self, name: str) -> dict[str, Path]:
-        """``version -> manifest path`` of ``name``: from the index once it is built, else by listing the name's own
-        folder (one directory, not the 1,600 of the whole catalogue: a load of one dataset stays cheap)."""
+        """``version -> manifest path`` of ``name``'s bundled manifests: from the index once it is built, else by
+        listing the name's own folder (one directory, not the whole catalogue: a load of one dataset stays cheap)."""
         if "_index" in self.__dict__:
             return self._index.get(name, {})
         family, _, short = name.partition("/")
@@ -114,18 +139,34 @@ class Registry:
         folder = self.root / family / short
         return {path.stem: path for path in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
 
+    def derived(self, name: str, version: str) -> DerivedEntry | None:
+        """The published derived dataset ``name@version`` whose manifest is derived on request, or ``None``."""
+        family, _, short = name.partition("/")
+        if not family or not short or "/" in short or ".." in name or DERIVED_MARK not in short:
+            return None
+        return self._derived_of(family).get(name, {}).get(version)
+
+    def _derived_versions(self, name: str) -> dict[str, DerivedEntry]:
+        family, _, short = name.partition("/")
+        if not family or not short or "/" in short or ".." in name or DERIVED_MARK not in short:
+            return {}
+        return self._derived_of(family).get(name, {})
+
     def has(self, name: str) -> bool:
-        """Whether ``family/name`` has a bundled manifest (cheap: no suggestions are computed)."""
-        return bool(self._versions_of(name))
+        """Whether ``family/name`` is in the catalogue (bundled or a published derived dataset; cheap: no
+        suggestions are computed)."""
+        return bool(self._versions_of(name)) or bool(self._derived_versions(name))
 
     def names(self, family: str | None = None, *, derived: bool = True) -> list[str]:
         """Every dataset name, optionally only those of one family, sorted; ``derived=False`` leaves out derived
         datasets (their names carry ``~``, which no base name has, e.g. ``ce-64~shuffle-s0``)."""
-        return sorted((n for n in self._index if (family is None or n.split("/", 1)[0] == family)
+        known = set(self._index) | (set(self._all_derived()) if derived else set())
+        return sorted((n for n in known if (family is None or n.split("/", 1)[0] == family)
                        and (derived or DERIVED_MARK not in n)), key=natural_key)
 
     def families(self) -> list[str]:
-        return sorted({n.split("/", 1)[0] for n in self._index})
+        return sorted({n.split("/", 1)[0] for n in self._index} | {
+            n.split("/", 1)[0] for n in self._all_derived()})
 
     def versions(self, name: str) -> list[str]:
         """The versions of ``name``, oldest first.
@@ -133,21 +174,28 @@ class Registry:
         Raises:
             DatasetNotFoundError: with close names as suggestions, if ``name`` is unknown.
         """
-        found = self._versions_of(name)
+        found = set(self._versions_of(name)) | set(self._derived_versions(name))
         if not found:
-            raise DatasetNotFoundError(name, difflib.get_close_matches(name, list(self._index), n=3, cutoff=0.6))
+            raise DatasetNotFoundError(name, difflib.get_close_matches(name, self.names(), n=3, cutoff=0.6))
         return sorted(found, key=version_key)
 
     def path(self, name: str, version: str) -> Path:
-        """The manifest file of ``name@version`` (published verbatim as the dataset's ``croissant.json``).
+        """The bundled manifest file of ``name@version`` (published verbatim as the dataset's ``croissant.json``).
 
         Raises:
-            DatasetNotFoundError, VersionNotFoundError: if there is no such dataset version.
+            DatasetNotFoundError, VersionNotFoundError: if there is no such dataset version, or its manifest is not
+                bundled but derived on request (see :meth:`derived`).
         """
         available = self.versions(name)
         if version not in available:
             raise VersionNotFoundError(name, version, available)
-        return self._versions_of(name)[version]
+        path = self._versions_of(name).get(version)
+        if path is None:
+            error = DatasetNotFoundError(name)
+            error.args = (f"{name}@{version} is published, but its manifest is not shipped: it is derived on request "
+                          "from its parent's; get it with tgbhub.manifest_of or tgbhub.load_dataset",)
+            raise error
+        return path
 
     def lookup(self, text: str, version: str | None = None) -> Manifest:
         """The manifest a user-typed ``family/name[@version]`` refers to; a bare ``name`` gets its full name suggested.
@@ -172,10 +220,11 @@ class Registry:
         return [f"{name}{at}{pinned}" for name in self.names() if name.split("/", 1)[1] == short]
 
     def resolve(self, reference: Reference) -> Manifest:
-        """The manifest of a reference's pinned version, or of the newest version.
+        """The bundled manifest of a reference's pinned version, or of the newest version.
 
         Raises:
-            DatasetNotFoundError: if the dataset is unknown.
+            DatasetNotFoundError: if the dataset is unknown, or the version is a published derived dataset whose
+                manifest is derived on request (:meth:`derived` has it; :func:`tgbhub.load_dataset` derives it).
             VersionNotFoundError: if the pinned version does not exist.
             ManifestError: if the manifest file is malformed.
         """
@@ -183,4 +232,4 @@ class Registry:
         version = reference.version or available[-1]
         if version not in available:
             raise VersionNotFoundError(reference.name, version, available)
-        return read_manifest(self._versions_of(reference.name)[version])
+        return read_manifest(self.path(reference.name, version))

@@ -50,4 +50,4 @@ def _write(variant: Variant, folder: Path) -> dict[str, Any]:
 
 
 FAMILY = Family(name="tlpcf", generators=frozenset({GENERATOR}), catalogue=defaults, write=_write, build=_build,
-                preflight=_preflight)
+                preflight=_preflight, derived=True)

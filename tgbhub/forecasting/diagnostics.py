@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from tgbhub.errors import InvalidNameError, MissingExtraError
+from tgbhub.manifest import require_kind
 from tgbhub.forecasting.windows import (DEFAULT_BATCH_SIZE, Events, WindowIndex, check_horizon, events,
                                         suggest_horizon, window_index)
 
@@ -322,7 +323,9 @@ def report(dataset: Any, batch_size: int = DEFAULT_BATCH_SIZE, horizon: Any = No
     Raises:
         InvalidNameError: for an unknown split, a split or dataset without events, a batch size (or grid entry)
             that is not a positive integer, or a horizon that is not a positive number.
+        UnsupportedTaskError: if ``dataset`` is not a temporal graph.
     """
+    require_kind(dataset.manifest, "temporal-graph", "forecast-stats")
     ev = events(dataset)
     batch_size = _batch_size(batch_size)
     t_all = _sorted_times(ev.t)

@@ -58,7 +58,13 @@ def repo_id(family: str, org: str) -> str:
 
 def file_path(manifest: Manifest, name: str) -> str:
     """Where a dataset's file (an artifact, or ``croissant.json``) lives in its family repo."""
-    return f"{manifest.short_name}/{name}"
+    return dataset_file(manifest.short_name, name)
+
+
+def dataset_file(short_name: str, name: str) -> str:
+    """Where file ``name`` of the dataset ``<family>/<short_name>`` lives in its family repo (before a manifest is
+    at hand: a derived dataset's ``croissant.json``)."""
+    return f"{short_name}/{name}"
 
 
 def split_view_path(manifest: Manifest, split: str) -> str:

@@ -7,14 +7,17 @@ load with it); everything else reaches the generators through the functions here
 
 from __future__ import annotations
 
+import hashlib
 import json
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from tgbhub.cache import Fetched, entry_lock, install_locked, stored_manifest_path, write_text_atomic
-from tgbhub.errors import GenerationError
+from tgbhub.errors import GenerationError, IntegrityError, SourceWarning
+from tgbhub.hashing import file_sha256
 from tgbhub.manifest import Manifest, parse_manifest, read_manifest
 
 #: ``build(staging)`` of a dataset built on request: write its files into ``staging`` and return its manifest
@@ -88,14 +91,20 @@ class BuildSource:
 def build_and_install(root: Path, name: str, version: str, build: OnRequest, *, stored: Path | None = None,
                       load: Callable[[Path], T | None] = read_manifest,  # type: ignore[assignment]
                       parse: Callable[[dict[str, Any]], tuple[T, Manifest]] = _as_manifest,  # type: ignore[assignment]
-                      ) -> tuple[T, bool]:
+                      expected_sha256: str | None = None,
+                      fetch_published: Callable[[], bytes | None] | None = None) -> tuple[T, bool]:
     """Build ``name@version`` on request into a staging folder, verify it against the manifest its build wrote,
     install it and store that document at ``stored`` (default ``cache.stored_manifest_path``), all under the entry's
     lock; return what the document describes and whether this call built it.
 
     ``load(path)`` reads a stored document back (``None``: unusable, build again) and ``parse(document)`` gives the
     object returned and the manifest the files are verified against: by default both are the dataset manifest; a
-    task document passes its own.
+    task document passes its own. ``expected_sha256``: the sha256 of the published document's bytes, for a published
+    dataset whose manifest is derived rather than shipped; the document the build writes must be exactly that one
+    (before anything is installed), and a stored one that is not is built again. ``fetch_published()``, if given,
+    returns that document from a hub (or ``None``): one with the expected sha256 is stored instead of building, and
+    the files then come through the normal verified path (hub, mirror or build); any other is warned about and the
+    dataset built here.
 
     Concurrent callers build once: the others wait for the lock and read the stored document. The document takes its
     name last, so a stored one always has a verified entry beside it (a later loss of the entry is rebuilt from its
@@ -103,26 +112,67 @@ def build_and_install(root: Path, name: str, version: str, build: OnRequest, *, 
 
     Raises:
         GenerationError: whatever the build raises (nothing is installed or stored).
-        IntegrityError: if the built files do not verify against their own manifest (a generator bug).
+        IntegrityError: if the built document is not the published one (``expected_sha256``), or the built files do
+            not verify against their own manifest (a generator bug); nothing is installed or stored.
     """
     stored = stored or stored_manifest_path(root, name, version)
-    found = load(stored) if stored.is_file() else None
+
+    def kept() -> T | None:
+        if not stored.is_file():
+            return None
+        if expected_sha256 is not None and file_sha256(stored) != expected_sha256:
+            return None  # not the published document (damaged, or left by an older tgbhub): build it again
+        return load(stored)
+
+    found = kept()
     if found is not None:
         return found, False
     with entry_lock(root, name, version):
-        found = load(stored) if stored.is_file() else None
+        found = kept()
         if found is not None:  # built by another process while this one waited
             return found, False
-        documents: list[dict[str, Any]] = []
+        if _stored_published(stored, name, version, expected_sha256, fetch_published):
+            return load(stored), False  # type: ignore[return-value]
+        texts: list[str] = []
 
         def fetch(staging: Path) -> Fetched:
             document, fetched = build(staging)
-            documents.append(document)
+            texts.append(json.dumps(document, indent=1, ensure_ascii=False) + "\n")
+            _check_published(name, version, texts[0], expected_sha256)
             return fetched
 
-        install_locked(root, name, version, fetch, lambda fetched, staging: parse(documents[0])[1])
-        write_text_atomic(stored, json.dumps(documents[0], indent=1, ensure_ascii=False) + "\n")
-    return parse(documents[0])[0], True
+        install_locked(root, name, version, fetch, lambda fetched, staging: parse(json.loads(texts[0]))[1])
+        write_text_atomic(stored, texts[0])
+    return parse(json.loads(texts[0]))[0], True
+
+
+def _stored_published(stored: Path, name: str, version: str, expected_sha256: str | None,
+                      fetch_published: Callable[[], bytes | None] | None) -> bool:
+    """Store the published document a hub serves, if it is byte for byte the expected one; whether it was."""
+    if expected_sha256 is None or fetch_published is None:
+        return False
+    document = fetch_published()
+    if document is None:
+        return False
+    actual = hashlib.sha256(document).hexdigest()
+    if actual != expected_sha256:
+        warnings.warn(f"{name}@{version}: the hub's manifest has sha256 {actual}, the catalogue publishes "
+                      f"{expected_sha256}; deriving it here instead", SourceWarning, stacklevel=4)
+        return False
+    write_text_atomic(stored, document.decode("utf-8"))
+    return True
+
+
+def _check_published(name: str, version: str, text: str, expected_sha256: str | None) -> None:
+    """Raises IntegrityError if a derived manifest is not, byte for byte, the published one."""
+    if expected_sha256 is None:
+        return
+    actual = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if actual != expected_sha256:
+        raise IntegrityError(f"{name}@{version}: manifest derived here", f"sha256 {expected_sha256} (published)",
+                             f"sha256 {actual}", "This machine derived another manifest than the published one, so "
+                             "nothing was installed. Run `tgbhub doctor` and report what it prints, with the dataset "
+                             "name; the parent dataset itself is unaffected.")
 
 
 def parse_variant_name(name: str) -> tuple[str, str, dict[str, Any], int] | None:
@@ -164,9 +214,10 @@ def transform_cards() -> list[dict[str, Any]]:
     return [spec.card() for spec in transforms()]
 
 
-def variant_builder(parent: Parent, kind: str, params: Mapping[str, Any], seed: int) -> OnRequest:
-    """The on-request build of one variant of the verified ``parent``: its files and the manifest the catalogue's
-    own code would write (see :func:`build_and_install`).
+def variant_builder(open_parent: Callable[[], Parent], kind: str, params: Mapping[str, Any], seed: int) -> OnRequest:
+    """The on-request build of one variant of the verified parent ``open_parent()`` returns (opened only when the
+    variant is built, not when it is found): its files and the manifest the catalogue's own code would write (see
+    :func:`build_and_install`).
 
     Raises (when called):
         GenerationError: for a parent the transform cannot rewrite (no test split, no ranking negatives, ...) or a
@@ -176,6 +227,7 @@ def variant_builder(parent: Parent, kind: str, params: Mapping[str, Any], seed: 
         from tgbhub.generators.tlpcf.artifacts import manifest_document, transform, write
         from tgbhub.generators.tlpcf.catalogue import Variant
 
+        parent = open_parent()
         manifest = parent.manifest
         variant = Variant(base=manifest.name, base_version=manifest.version, kind=kind, params=dict(params),
                           seed=seed)

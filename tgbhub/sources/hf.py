@@ -18,9 +18,9 @@ from urllib.parse import urlsplit
 
 from tgbhub.cache import Fetched
 from tgbhub.errors import FetchError
-from tgbhub.hub.layout import dataset_tag, file_path, repo_id, tag_for
+from tgbhub.hub.layout import CROISSANT, dataset_file, dataset_tag, file_path, repo_id, tag_for
 from tgbhub.manifest import Manifest
-from tgbhub.sources.http import stream_to_file
+from tgbhub.sources.http import TIMEOUTS, stream_to_file
 
 if TYPE_CHECKING:
     import requests
@@ -63,6 +63,31 @@ class HubSource:
                 files[entry.name], tag = self._download(session, manifest, repo, revisions, entry.name, staging)
                 revisions = [tag]  # every file comes from the tag the first one was found at
         return Fetched(files=files)
+
+    def fetch_document(self, name: str, version: str) -> bytes:
+        """The published ``croissant.json`` of ``name@version``, as bytes (the caller checks them: a published derived
+        dataset's manifest, which tgbhub does not ship, is checked against the catalogue's derived index).
+
+        Raises:
+            FetchError: if the Hub is unreachable or lacks the repo, the tag or the file.
+        """
+        import requests
+        from huggingface_hub.errors import EntryNotFoundError, HTTPError
+
+        family, short = name.split("/", 1)
+        repo, path = repo_id(family, self.org), dataset_file(short, CROISSANT)
+        revisions = [dataset_tag(short, version), tag_for(version)]
+        try:
+            url, _, _ = self._locate(repo, path, revisions)
+            same_host = urlsplit(url).netloc == urlsplit(self.endpoint).netloc
+            with requests.Session() as session:
+                response = session.get(url, timeout=TIMEOUTS, headers=_hub_headers(self.token) if same_host else {})
+                response.raise_for_status()
+                return response.content
+        except (OSError, ValueError, EntryNotFoundError, HTTPError, requests.RequestException) as exc:
+            raise FetchError(self.label, f"{repo}/{path} at tag {' or '.join(revisions)}",
+                             f"{type(exc).__name__}: {_first_line(exc)}",
+                             "The dataset is derived locally instead; publish it there to serve it") from exc
 
     def _download(self, session: requests.Session, manifest: Manifest, repo: str, revisions: list[str], name: str,
                   staging: Path) -> tuple[Path, str]:

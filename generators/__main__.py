@@ -1,7 +1,9 @@
 """``python -m generators [--out DIR] [--family F] [NAME ...]``: rebuild artifacts and rewrite their manifests.
 
 Artifacts go to ``--out`` (kept, e.g. for publishing) or a temporary folder, removed as soon as the dataset's
-manifest is written (ChaosNetBench's 96 instances are 28.7 GB); manifests go to ``manifests/``. A derived family's
+manifest is written (ChaosNetBench's 96 instances are 28.7 GB); manifests go to ``manifests/``. An authoring script
+(a composition root, like ``scripts/``): it hands the builders what they take from the library (the evaluator's
+ATD/ACD that variants' manifests record). A derived family's
 manifests are not shipped: each one's sha256, size and row count go into its parent family's ``derived.json``
 (entries of datasets not rebuilt this time are kept), and clients derive the manifest on request.
 """
@@ -17,8 +19,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .families import REGISTERED, families
+from .families import REGISTERED, Inputs, families
 from .manifests import MANIFEST_ROOT as MANIFESTS
+from tgbhub.evaluate.metrics import generative_scores
 from tgbhub.manifest import DERIVED_INDEX, DerivedEntry, derived_entry, derived_index_text, read_derived_index
 
 
@@ -47,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         out = args.out or Path(scratch)
         for entry, family in tqdm(chosen, desc="building", unit="dataset", file=sys.stderr):
-            document = family.write(entry, out / entry.name / entry.version)
+            document = family.write(entry, out / entry.name / entry.version, Inputs(distances=generative_scores))
             text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
             if family.derived:
                 indexed.setdefault(entry.name.split("/", 1)[0], []).append(derived_entry(document, text))

@@ -6,13 +6,12 @@ writes every file the manifest declares and returns them with any columns it sti
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
-from .families import Built, Parent, family_of
+from .families import Built, Inputs, Parent, family_of
 from tgbhub.manifest import Recipe
 
-__all__ = ["Built", "Parent", "preflight", "rebuild"]
+__all__ = ["Built", "Inputs", "Parent", "preflight", "rebuild"]
 
 
 def preflight(recipe: Recipe) -> None:
@@ -24,13 +23,13 @@ def preflight(recipe: Recipe) -> None:
     family_of(recipe).preflight(recipe)
 
 
-def rebuild(recipe: Recipe, folder: Path, parents: Mapping[str, Parent] | None = None) -> Built:
+def rebuild(recipe: Recipe, folder: Path, inputs: Inputs | None = None) -> Built:
     """Regenerate the artifacts of ``recipe`` into ``folder`` (each family runs its preflight first).
 
-    ``parents``: the verified parents of a derived recipe, keyed by ``family/name@version``.
+    ``inputs``: the verified parents of a derived recipe and the cache root (see :class:`Inputs`).
 
     Raises:
         GenerationError: if no family builds the recipe's generator, the generator (version) is unknown, a
             parent is missing, or the preflight refuses.
     """
-    return family_of(recipe).build(recipe, folder, parents or {})
+    return family_of(recipe).build(recipe, folder, inputs or Inputs())

@@ -7,7 +7,8 @@ everything else that needs "every family" iterate this registry; nothing else li
 generator name's prefix.
 
 Adding a family: write ``generators/<family>/family.py`` defining ``FAMILY``, then add one line to
-:data:`REGISTERED`.
+:data:`REGISTERED`. An importer's family (TGB's) comes with its importer (:mod:`generators.importers`), so a new
+importer needs no line here.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ REGISTERED: dict[str, str] = {
     "t-grab": ".tgrab.family",
     "chaosnet": ".chaosnet.family",
     "tlpcf": ".tlpcf.family",
-    "tgb": ".tgb.family",
 }
 
 
@@ -64,13 +64,27 @@ class Parent(Protocol):
 
 
 @dataclass(frozen=True)
+class Inputs:
+    """What a builder reads besides its recipe, handed over by whoever runs it (the build source, the authoring
+    command; never read from the environment or imported from the library): the verified parents of a derived
+    recipe, keyed ``family/name@version``; the cache root, where an importer keeps the release it read; and
+    ``distances``, the evaluator's ATD/ACD (:func:`tgbhub.evaluate.metrics.generative_scores`) that a derived
+    dataset's manifest records against its parent. ``None``: not handed over."""
+
+    parents: Mapping[str, Parent] = field(default_factory=dict)
+    cache_root: Path | None = None
+    distances: Callable[..., dict[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
 class Family:
     """One family's plug-in.
 
     ``generators``: the recipe generator names this family builds. ``catalogue()``: every dataset version it
-    publishes. ``write(entry, folder)``: build ``entry``'s artifacts into ``folder`` and return its manifest document.
-    ``build(recipe, folder, parents)``: rebuild a published recipe's artifacts (the local-build source);
-    ``parents`` holds the verified parents of a derived recipe (empty otherwise). ``preflight(recipe)``: refuse,
+    publishes. ``write(entry, folder, inputs)``: build ``entry``'s artifacts into ``folder`` and return its manifest
+    document.
+    ``build(recipe, folder, inputs)``: rebuild a published recipe's artifacts (the local-build source) from what
+    :class:`Inputs` hands over. ``preflight(recipe)``: refuse,
     before any long work, a build this machine could not reproduce. ``derived``: its datasets are derived from other
     datasets, and their manifests are published as entries of the parent family's ``derived.json`` (manifest sha256,
     size, rows) instead of shipped: a client derives each manifest from the parent's and checks it byte for byte.
@@ -79,28 +93,42 @@ class Family:
     name: str
     generators: frozenset[str]
     catalogue: Callable[[], Sequence[CatalogueEntry]]
-    write: Callable[[Any, Path], dict[str, Any]]
-    build: Callable[[Recipe, Path, Mapping[str, Parent]], Built]
+    write: Callable[[Any, Path, Inputs], dict[str, Any]]
+    build: Callable[[Recipe, Path, Inputs], Built]
     preflight: Callable[[Recipe], None]
     derived: bool = False
 
 
 @cache
+def _registered(module: str) -> Family:
+    return importlib.import_module(module, __package__).FAMILY
+
+
 def family(name: str) -> Family:
-    """The registered family ``name``.
+    """The registered family ``name`` (a family of this registry, or the one an importer brings).
 
     Raises:
         GenerationError: if no family of that name is registered.
     """
-    if name not in REGISTERED:
-        raise GenerationError(f"no dataset family {name!r} is registered (known: {', '.join(REGISTERED)}); "
-                              "upgrade tgbhub, or register the family in generators/families.py")
-    return importlib.import_module(REGISTERED[name], __package__).FAMILY
+    if name in REGISTERED:
+        return _registered(REGISTERED[name])
+    for found in _importer_families():
+        if found.name == name:
+            return found
+    raise GenerationError(f"no dataset family {name!r} is registered (known: {', '.join(f.name for f in families())});"
+                          " upgrade tgbhub, or register the family in generators/families.py")
 
 
 def families() -> list[Family]:
-    """Every registered family, in registration order."""
-    return [family(name) for name in REGISTERED]
+    """Every registered family, in registration order, then the families importers bring (each rebuilds the datasets
+    its importer imported)."""
+    return [*(family(name) for name in REGISTERED), *_importer_families()]
+
+
+def _importer_families() -> list[Family]:
+    from .importers import importers  # the importer registry: a plug-in brings its family with it
+
+    return [i.builder for i in importers() if i.builder is not None]
 
 
 def family_of(recipe: Recipe) -> Family:

@@ -27,8 +27,9 @@ from tgbhub.compat.tgb import (Evaluator, LinkPropPredDataset, NodePropPredDatas
                                pytgb_node_data)
 from tgbhub.errors import (DatasetNotFoundError, FetchError, InvalidNameError, ScoreError, SourceWarning,
                            UnsupportedTaskError)
-from tgbhub.importing import DOWNLOADS, import_tgb
-from tgbhub.tgb import catalogue
+from tgbhub.importing import import_tgb
+from tgbhub.sources.build import kept_release
+from tgbhub.generators.tgb import catalogue
 
 NAME = "tgbl-wiki"
 SPLITS = ("val", "test")
@@ -440,7 +441,7 @@ def test_download_true_imports_on_first_use_from_the_kept_zip(wiki: Imported, tm
     monkeypatch.setattr(catalogue, "CATALOGUE", MappingProxyType({**catalogue.CATALOGUE, NAME: entry}))
     monkeypatch.setenv("TGBHUB_OFFLINE", "1")
     monkeypatch.setenv("TGBHUB_CACHE", str(tmp_path / "cache"))
-    kept = tmp_path / "cache" / DOWNLOADS / wiki.zipped.name
+    kept = kept_release(tmp_path / "cache", "tgb", wiki.zipped.name)
     kept.parent.mkdir(parents=True)
     shutil.copy(wiki.zipped, kept)
     ours = LinkPropPredDataset(name=NAME, root="datasets", preprocess=True)  # py-tgb's call, nothing added
@@ -483,7 +484,7 @@ def test_node_dataset_is_imported_on_first_use_from_the_kept_zip(tmp_path: Path,
     with pytest.raises(FileNotFoundError, match=f"tgbhub import tgb {name}"):
         NodePropPredDataset(name, download=False, cache_dir=tmp_path / "cache")
     files = formats.write_tgbn(tmp_path / "files", name, n_edges=600, n_nations=40, n_years=4)
-    kept = tmp_path / "cache" / DOWNLOADS / formats.zip_name(name)
+    kept = kept_release(tmp_path / "cache", "tgb", formats.zip_name(name))
     formats.zip_dataset(files, kept.parent)
     entry = dataclasses.replace(catalogue.CATALOGUE[name], stats=MappingProxyType({}), profile=MappingProxyType({}))
     monkeypatch.setattr(catalogue, "CATALOGUE", MappingProxyType({**catalogue.CATALOGUE, name: entry}))

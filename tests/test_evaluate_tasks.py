@@ -41,7 +41,7 @@ def test_dispatch_is_by_task_type(pdet) -> None:
         pdet.get_evaluator("forecast")
     with pytest.raises(UnsupportedTaskError, match="no-such-type"):
         get_evaluator(pdet.manifest, pdet, {"name": "x", "type": "no-such-type"})
-    with pytest.raises(ValueError, match="already has evaluator"):
+    with pytest.raises(ValueError, match="task type 'snapshot-link-prediction' is already registered, to Snapshot"):
         register_evaluator("snapshot-link-prediction")(type("Other", (), {}))
 
 

@@ -11,7 +11,8 @@ import tgbhub
 from tgbhub.errors import GenerationError
 from tgbhub.forecasting.windows import events, pair_code, window_index
 from tgbhub.generators.forecast.negatives import group_negatives
-from tgbhub.generators.forecast.task import build, dataset_view
+from tgbhub.forecasting import task as definition
+from tgbhub.generators.forecast.task import SEED, build, dataset_view
 from tgbhub.generators.negatives import stream_key
 
 
@@ -41,9 +42,9 @@ def test_negatives_follow_the_pool_rules(ds, split: str) -> None:
 
 def test_rebuilds_are_identical_and_the_seed_matters(ds) -> None:
     columns = {ds.manifest.graph["edges_file"]: {"t": ds.t, "src": ds.src, "dst": ds.dst}}
-    first, second = build(ds.manifest, columns), build(ds.manifest, columns)
+    first, second = build(ds.manifest, columns, SEED, definition), build(ds.manifest, columns, SEED, definition)
     assert all((first[f][c] == second[f][c]).all() for f in first for c in first[f])
-    other = build(ds.manifest, columns, seed=1)
+    other = build(ds.manifest, columns, 1, definition)
     file = "window-negatives-test.parquet"
     assert (first[file]["window"] == other[file]["window"]).all()
     assert (first[file]["neg_dst"] != other[file]["neg_dst"]).mean() > 0.5

@@ -18,7 +18,7 @@ import tgbhub
 from tests import tgb_formats as formats
 from tgbhub.errors import GenerationError
 from tgbhub.importing import import_tgb
-from tgbhub.tgb import catalogue
+from tgbhub.generators.tgb import catalogue
 
 pytest.importorskip("tgb.linkproppred.dataset")
 
@@ -115,7 +115,7 @@ def test_date_strings_and_long_callsigns_are_refused(tmp_path: Path) -> None:
     zipped = formats.zip_dataset(files, tmp_path / "long-zip")
     with pytest.raises(GenerationError, match=r"row 7 \(line 9\) has the callsign 'ABCDEFGHI' of more than 8"):
         import_tgb(NAME, zipped, cache_dir=tmp_path / "cache")
-    assert not (tmp_path / "cache" / "tgb" / NAME).exists() or not any((tmp_path / "cache" / "tgb" / NAME).iterdir())
+    assert not formats.installed(tmp_path / "cache" / "tgb" / NAME)
 
 
 def test_an_airport_vector_py_tgb_cannot_build_is_refused(tmp_path: Path) -> None:

@@ -189,7 +189,7 @@ def test_a_statistics_mismatch_is_refused_with_nothing_installed(trade: Loaded, 
         import_tgb(NAME, trade.zipped, cache_dir=tmp_path)  # the catalogue's: 468,245 edges, 32 timestamps
     message = str(info.value)
     assert "num_edges" in message and "468245" in message.replace(",", "") and "Nothing was installed" in message
-    assert not (tmp_path / "tgb").exists()
+    assert not formats.installed(tmp_path / "tgb")
 
 
 def test_an_import_is_byte_stable(trade: Loaded, tmp_path: Path) -> None:
@@ -329,7 +329,7 @@ def test_a_label_naming_an_unknown_node_is_refused(tmp_path: Path) -> None:
     zipped = formats.zip_dataset(files, tmp_path / "zips")
     with pytest.raises(GenerationError, match="user_999999.*edge list does not hold"):
         import_tgb("tgbn-genre", zipped, cache_dir=tmp_path / "cache", expected_stats={})
-    assert not (tmp_path / "cache" / "tgb").exists()
+    assert not formats.installed(tmp_path / "cache" / "tgb")
 
 
 def test_more_classes_than_py_tgb_reserves_are_refused(tmp_path: Path) -> None:

@@ -314,7 +314,7 @@ def test_statistics_other_than_published_are_refused(smallpedia: SimpleNamespace
         import_tgb("tkgl-smallpedia", smallpedia.zipped, cache_dir=tmp_path)    # the catalogue's: 550,376 edges
     message = str(info.value)
     assert "num_edges" in message and "num_relations" in message and "Nothing was installed" in message
-    assert not (tmp_path / "tgb").exists()
+    assert not formats.installed(tmp_path / "tgb")
 
 
 def _replace_member(source: Path, target: Path, suffix: str, data: bytes) -> Path:
@@ -332,7 +332,7 @@ def test_a_pickle_that_is_not_this_edge_lists_is_refused(smallpedia: SimpleNames
                              pickle.dumps({k: v for k, v in table.items() if k != key}))
     with pytest.raises(GenerationError, match="has no entry for the query"):
         import_tgb("tkgl-smallpedia", broken, cache_dir=tmp_path / "cache", expected_stats={})
-    assert not (tmp_path / "cache" / "tgb").exists()
+    assert not formats.installed(tmp_path / "cache" / "tgb")
 
 
 def test_a_tampered_filter_set_is_kept_and_reported(smallpedia: SimpleNamespace, tmp_path: Path) -> None:

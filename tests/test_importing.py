@@ -4,6 +4,7 @@ and cached; every broken release refused with nothing installed (tgbhub.importin
 from __future__ import annotations
 
 import dataclasses
+import json
 import pickle
 import shutil
 import zipfile
@@ -19,7 +20,7 @@ from tests.servers import MirrorServer, serving
 from tgbhub.errors import DatasetNotFoundError, FetchError, GenerationError, IntegrityError, SubmissionError
 from tgbhub.cache import stored_manifest_path
 from tgbhub.importing import import_tgb
-from tgbhub.tgb import catalogue
+from tgbhub.generators.tgb import catalogue
 
 NAME = "tgbl-wiki"
 
@@ -126,7 +127,7 @@ def test_truncated_and_corrupt_downloads_are_refused_and_nothing_kept(release, s
         with pytest.raises((FetchError, GenerationError)):
             import_tgb(NAME, f"{server.url}/{zipped.name}", cache_dir=cache)
     assert not list((cache / "downloads" / "tgb").glob("*.zip"))  # nothing half-downloaded takes the name
-    assert not (cache / "tgb").exists()
+    assert not formats.installed(cache / "tgb")
 
 
 def test_a_corrupt_local_zip_is_refused(release, tmp_path: Path, small_published: None) -> None:
@@ -137,7 +138,7 @@ def test_a_corrupt_local_zip_is_refused(release, tmp_path: Path, small_published
     broken.write_bytes(bytes(data))
     with pytest.raises(GenerationError, match="download it again|CRC"):
         import_tgb(NAME, broken, cache_dir=tmp_path / "cache")
-    assert not (tmp_path / "cache" / "tgb").exists()
+    assert not formats.installed(tmp_path / "cache" / "tgb")
 
 
 def test_a_statistics_mismatch_is_refused_naming_each_number(release, tmp_path: Path) -> None:
@@ -146,7 +147,7 @@ def test_a_statistics_mismatch_is_refused_naming_each_number(release, tmp_path: 
         import_tgb(NAME, zipped, cache_dir=tmp_path)  # the catalogue's published tgbl-wiki: 9,227 nodes, 157,474 edges
     message = str(info.value)
     assert "num_edges" in message and "157474" in message.replace(",", "") and "Nothing was installed" in message
-    assert not (tmp_path / "tgb").exists()
+    assert not formats.installed(tmp_path / "tgb")
 
 
 def test_a_pickle_that_runs_code_is_refused(release, tmp_path: Path, small_published: None) -> None:
@@ -309,3 +310,84 @@ def test_a_lost_cache_entry_is_rebuilt_from_the_kept_release(release, tmp_path: 
     with pytest.warns(tgbhub.SourceWarning, match="build failed"), pytest.raises(
             tgbhub.SourceUnavailableError, match="was imported from a zip with sha256"):
         tgbhub.load_dataset(f"tgb/{NAME}", cache_dir=cache, offline=True)
+
+
+TOY_IMPORTER = '''
+"""A toy benchmark importer from outside the package: a release is a CSV of src,dst,t rows."""
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tgbhub.errors import DatasetNotFoundError, IntegrityError
+from tgbhub.generators.importers import Converted, Importer, Release
+from tgbhub.generators.manifests import croissant_document, file_object, parquet_record_set
+from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
+
+CATALOGUE = {"edges-a": {"rows": 12}, "edges-b": {"rows": 8}}
+
+
+def entry(name):
+    if name not in CATALOGUE:
+        raise DatasetNotFoundError(f"toy/{name}", [f"edges-a"])
+    return SimpleNamespace(name=name, **CATALOGUE[name])
+
+
+def convert(item, path, sha256, expected, folder):
+    rows = np.loadtxt(path, delimiter=",", dtype=np.int64, ndmin=2)
+    if len(rows) != (expected or vars(item))["rows"]:
+        raise IntegrityError(f"import of {item.name}: rows", str(item.rows), str(len(rows)), "Nothing was installed.")
+    columns = {"t": rows[:, 2], "src": rows[:, 0].astype(np.int32), "dst": rows[:, 1].astype(np.int32)}
+    pq.write_table(pa.table(columns), folder / "edges.parquet")
+    n = len(rows)
+    document = croissant_document(
+        name=f"toy/{item.name}", version="1.0.0", description="a toy import", license="CC0", published="2026-11-25",
+        citation="none", distribution=[file_object("edges.parquet", folder / "edges.parquet")],
+        record_sets=[parquet_record_set("edges", "edges.parquet", "the edges", columns)],
+        recipe={"generator": "toy/import", "version": "1.0.0", "params": {"sha256": sha256}, "seed": 0},
+        digest=[{"file": "edges.parquet", "algorithm": DIGEST_ALGORITHM, "columns": list(columns),
+                 "value": content_digest(columns)}],
+        graph={"kind": "temporal-graph", "time": "continuous", "directed": True, "symmetric": False,
+               "num_nodes": int(rows[:, :2].max()) + 1, "edges_file": "edges.parquet"},
+        splits={"unit": "row", "boundaries": {"train": [0, n - 4], "val": [n - 4, n - 2], "test": [n - 2, n]}},
+        tasks=[{"name": "none", "type": "none"}], stats={"num_rows": n}, discrepancies=[])
+    return Converted(document=document, files={"edges.parquet": folder / "edges.parquet"}, columns={
+        "edges.parquet": columns})
+
+
+IMPORTER = Importer(name="toy", family="toy", summary="a toy benchmark", names=lambda: sorted(CATALOGUE),
+                    entry=entry, card=vars, release=lambda item: Release(
+                        url="http://127.0.0.1:9/none.csv", file_name=item.name + ".csv"),
+                    version=lambda item: "1.0.0", convert=convert)
+'''
+
+
+def test_a_second_importer_from_its_own_folder_needs_one_registration_line(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from tgbhub.cli import main
+    from tgbhub.generators import importers
+
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "toy_importer.py").write_text(TOY_IMPORTER)
+    monkeypatch.syspath_prepend(str(plugins))
+    monkeypatch.setitem(importers.REGISTERED, "toy", "toy_importer")  # the one registration line
+    release = tmp_path / "edges-a.csv"
+    release.write_text("".join(f"{i % 5},{(i + 1) % 5},{10 * i}\n" for i in range(12)))
+    cache = str(tmp_path / "cache")
+    assert main(["list", "--importers", "--json"]) == 0
+    assert {i["name"] for i in json.loads(capsys.readouterr().out)} == {"tgb", "toy"}
+    assert main(["--cache-dir", cache, "import", "toy", "edges-a", "--from", str(release), "--json"]) == 0
+    card = json.loads(capsys.readouterr().out)
+    assert card["name"] == "toy/edges-a" and card["num_rows"] == 12  # imported, then opened from the cache
+    ds = tgbhub.load_dataset("toy/edges-a", cache_dir=cache, offline=True)
+    assert ds.source == "cache" and list(ds.split("test").t) == [100, 110]
+    with pytest.raises(DatasetNotFoundError, match="toy/edges-b.*`tgbhub import toy edges-b`"):
+        tgbhub.load_dataset("toy/edges-b", cache_dir=cache, offline=True)  # in the catalogue, not imported
+    with pytest.raises(DatasetNotFoundError, match="Did you mean 'toy/edges-a'"):
+        tgbhub.load_dataset("toy/edges-c", cache_dir=cache, offline=True)
+    assert main(["--cache-dir", cache, "import", "toy", "edges-a", "--from", str(tmp_path / "missing.csv")]) == 2
+    assert "no such file" in capsys.readouterr().err

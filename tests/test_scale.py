@@ -159,11 +159,11 @@ def test_evaluate_grades_many_files_as_tasks(client: Any, tmp_path: Path) -> Non
     assert [r["status"] for r in rows] == ["ok", "ok", "failed"] and rows[2]["file"] == str(bad)
     assert "column 'pos_score', row 0" in rows[2]["error"] and "metrics" not in rows[2]
     for row, file in zip(rows, files):  # the same numbers as a serial grade, with the data's digest
-        serial = scale.grade(name, file, cache_dir=root, offline=True)
+        serial = tgbhub.api.grade(name, file, cache_dir=root, offline=True)
         assert row["metrics"] == serial["metrics"] and row["digest"] == serial["digest"] == dataset.digest
         assert row["worker"].startswith("tcp://127.0.0.1:")
     with pytest.raises(UnsupportedTaskError, match="--teacher-forced applies to rollout-forecasting tasks only"):
-        scale.grade(name, files[0], teacher_forced=files[1], cache_dir=root, offline=True)
+        tgbhub.api.grade(name, files[0], teacher_forced=files[1], cache_dir=root, offline=True)
 
 
 def test_cli_evaluate_several_files_prints_one_json_line_each(tmp_path: Path,

@@ -88,6 +88,11 @@ CRLF = "\r\n"
 
 # --- names ----------------------------------------------------------------------------------------------------------
 
+def installed(folder: Path) -> list[Path]:
+    """The files under ``folder`` other than lock files: what an import installed (a refused one installs nothing)."""
+    return [p for p in folder.rglob("*") if p.is_file() and p.suffix != ".lock"] if folder.exists() else []
+
+
 def version(name: str) -> int:
     return PYTGB_VERSIONS[name]
 

@@ -6,12 +6,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tgbhub.api import counterfactual, get_evaluator, load_dataset, manifest_of, resolve
 from tgbhub.errors import (DatasetNotFoundError, FetchError, GenerationError, IntegrityError, InvalidNameError,
                            ManifestError, PublishError, SourceUnavailableError, SourceWarning, SubmissionError,
                            TgbhubError, VersionConflictError, VersionNotFoundError)
-from tgbhub.scale import build
-from tgbhub.training import train
 
 __version__ = "0.1.0"
 
@@ -21,3 +21,16 @@ __all__ = [
     "VersionConflictError", "VersionNotFoundError", "__version__", "build", "counterfactual", "get_evaluator",
     "load_dataset", "manifest_of", "resolve", "train",
 ]
+
+
+#: names re-exported from the applications on top of the API, imported when first used: ``import tgbhub`` loads
+#: neither the Dask backend nor the trainers
+_LAZY = {"build": "tgbhub.scale", "train": "tgbhub.training"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'tgbhub' has no attribute {name!r}")

@@ -13,7 +13,7 @@ import numpy as np
 from tgbhub import cache, config
 from tgbhub.data import TemporalGraphDataset, TrajectoryDataset, open_dataset
 from tgbhub.errors import (DatasetNotFoundError, FetchError, GenerationError, IntegrityError, InvalidNameError,
-                           SourceUnavailableError, SourceWarning)
+                           ManifestError, SourceUnavailableError, SourceWarning, UnsupportedTaskError)
 from tgbhub.manifest import Manifest, require_kind
 from tgbhub.progress import Steps
 from tgbhub.registry import DERIVED_MARK, Registry
@@ -23,6 +23,7 @@ from tgbhub.sources.hf import HubSource
 from tgbhub.sources.http import MirrorSource
 from tgbhub.taskcache import document_on_request, ensure_task_cached
 from tgbhub.taskdocs import TaskDocument, documents_for, with_tasks
+from tgbhub.taskspecs import TaskSpec, declared_on_request, task_spec
 
 _REGISTRY = Registry()
 Names = str | Sequence[str] | None
@@ -35,13 +36,14 @@ def registry() -> Registry:
 
 def default_sources(*, offline: bool | None = None, hub_endpoint: str | None = None, mirrors: Names = None,
                     sources: Names = None, hub_org: str | None = None, token: str | None = None,
-                    parents: Mapping[str, Parent] | None = None) -> list[Source]:
+                    parents: Mapping[str, Parent] | None = None, cache_root: Path | None = None) -> list[Source]:
     """The sources tried, in order, when the cache misses.
 
     The order is ``sources``, else ``$TGBHUB_SOURCES``, else hub, mirror, build. The hub takes part only when an
     endpoint is configured (``hub_endpoint`` or ``$TGBHUB_ENDPOINT``), mirrors only when listed (``mirrors`` or
     ``$TGBHUB_MIRRORS``), and in offline mode no source that opens a socket takes part. ``parents`` are the verified
-    parents a derived dataset's local build reads (see :func:`load_dataset`).
+    parents a derived dataset's local build reads (see :func:`load_dataset`), ``cache_root`` the cache whose kept
+    releases an imported dataset's rebuild reads.
 
     Raises:
         InvalidNameError: if a setting is malformed (unknown source name, a mirror that is not a URL, ...).
@@ -54,7 +56,7 @@ def default_sources(*, offline: bool | None = None, hub_endpoint: str | None = N
         elif kind == "mirror":
             chosen.extend(MirrorSource(url) for url in config.mirror_urls(mirrors))
         elif kind == "build":
-            chosen.append(BuildSource(parents))
+            chosen.append(BuildSource(parents, cache_root))
     if config.offline_mode(offline):
         chosen = [s for s in chosen if not s.needs_network]
     return chosen
@@ -79,6 +81,26 @@ def transforms() -> list[dict[str, Any]]:
     return transform_cards()
 
 
+def importer_names() -> list[str]:
+    """The SOURCE choices of ``tgbhub import SOURCE NAME`` (cheap: no importer is loaded)."""
+    from tgbhub.sources.build import importer_names as names
+
+    return names()
+
+
+def importers() -> list[dict[str, Any]]:
+    """Every benchmark ``tgbhub import SOURCE NAME`` can import: its ``name`` (SOURCE), ``family``, ``summary``,
+    how many datasets its catalogue knows and an ``example`` name."""
+    from tgbhub.sources.build import importer_plugin
+
+    found = []
+    for plugin in (importer_plugin(name) for name in importer_names()):
+        names = plugin.names()
+        found.append({"name": plugin.name, "family": plugin.family, "summary": plugin.summary,
+                      "datasets": len(names), "example": names[0] if names else None})
+    return found
+
+
 def task_documents(manifest: Manifest) -> list[TaskDocument]:
     """The bundled task documents pinned to ``manifest``'s version (tasks versioned on their own).
 
@@ -97,42 +119,52 @@ def with_task_documents(manifest: Manifest) -> Manifest:
     return with_tasks(manifest, [document.task for document in task_documents(manifest)])
 
 
-def declares_window_task_on_request(manifest: Manifest) -> bool:
-    """Whether loading ``manifest`` declares the window-forecasting task on request: a temporal graph without a
-    bundled document for it (its document and negatives are then built from the verified data on first use)."""
-    from tgbhub.forecasting.task import TASK_NAME
-
-    return manifest.graph.get("kind") == "temporal-graph" and TASK_NAME not in {
-        document.task_name for document in task_documents(manifest)}
+def tasks_on_request(manifest: Manifest) -> list[TaskSpec]:
+    """The registered tasks (:mod:`tgbhub.taskspecs`) that loading ``manifest`` declares on request: those of its
+    kind that no bundled task document declares (their documents and artifacts are built from the verified data on
+    first use)."""
+    return declared_on_request(manifest, {document.task_name for document in task_documents(manifest)})
 
 
 def _declare_tasks(dataset: Any, manifest: Manifest, root: Path) -> None:
-    """Give ``dataset`` the tasks of its bundled task documents, plus the window-forecasting task declared on
-    request when it is a temporal graph without a bundled one (its document and negatives are built on first use,
-    from the verified data, and cached), and the opener that builds their artifacts."""
-    from tgbhub.forecasting.task import TASK_NAME, TASK_VERSION, task_block
-    from tgbhub.forecasting.windows import events
-
+    """Give ``dataset`` the tasks of its bundled task documents, plus the registered tasks declared on request for
+    its kind (their documents and artifacts are built on first use, from the verified data, and cached), and the
+    opener that builds their artifacts."""
     documents = task_documents(manifest)
+    on_request = {spec.name: spec for spec in tasks_on_request(manifest)}
     blocks = [document.task for document in documents]
-    on_request = declares_window_task_on_request(manifest)
-    if on_request:
-        blocks.append({**task_block(manifest, events(dataset)), "builtOnRequest": True})
+    blocks += [{**spec.block(manifest, dataset), "builtOnRequest": True} for spec in on_request.values()]
     by_name = {document.task_name: document for document in documents}
 
     def open_task(opened: TemporalGraphDataset, task: str) -> tuple[Manifest, Any]:
         edges = {manifest.graph["edges_file"]: {"t": opened.t, "src": opened.src, "dst": opened.dst}}
         document = by_name.get(task)
-        if document is None and on_request and task == TASK_NAME:
-            document = document_on_request(manifest, edges, root, TASK_NAME, TASK_VERSION)
+        if document is None and task in on_request:
+            document = document_on_request(manifest, edges, root, on_request[task])
         if document is None:
-            from tgbhub.errors import ManifestError
-
             raise ManifestError(f"{manifest.name}@{manifest.version} has no task document for task {task!r}; "
-                                f"its task documents declare {', '.join(by_name) or 'none'}")
+                                f"its task documents declare {', '.join([*by_name, *on_request]) or 'none'}")
         return document.artifacts, ensure_task_cached(document, manifest, edges, root).columns
 
     dataset.declare_tasks(with_tasks(manifest, blocks), open_task)
+
+
+def prepare_tasks(name: str, *, cache_dir: str | os.PathLike[str] | None = None,
+                  offline: bool | None = None) -> list[str]:
+    """Build (or find, verified) the artifacts of every task dataset ``name`` declares through a task document,
+    bundled or declared on request, so that grading it needs nothing more, offline included; return those tasks.
+
+    Raises:
+        As :func:`load_dataset`, and IntegrityError/GenerationError if a task's artifacts cannot be built to its
+        document's digests.
+    """
+    dataset = load_dataset(name, cache_dir=cache_dir, offline=offline)
+    if not isinstance(dataset, TemporalGraphDataset):
+        return []
+    with_documents = [str(task["name"]) for task in dataset.manifest.tasks if task.get("document")]
+    for task in with_documents:
+        dataset.task_artifacts(task)
+    return with_documents
 
 
 def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.PathLike[str] | None = None,
@@ -204,9 +236,11 @@ def _derived(name: str, version: str | None, root: Path, settings: Mapping[str, 
     if DERIVED_MARK not in name:  # only derived names ("base~transform") can be built on request
         raise missing
     from tgbhub.derive import variant_on_request  # imports the build source: only for this path
+    from tgbhub.evaluate.metrics import generative_scores  # a variant's manifest records ATD/ACD to its parent
 
     return variant_on_request(name, version, catalogue, root, lambda parent: open_verified(parent, root, **settings),
-                              missing, fetch_published=lambda variant, at: _published_document(variant, at, settings))
+                              missing, fetch_published=lambda variant, at: _published_document(variant, at, settings),
+                              distances=generative_scores)
 
 
 def _published_document(name: str, version: str, settings: Mapping[str, Any]) -> bytes | None:
@@ -272,7 +306,7 @@ def open_verified(manifest: Manifest, root: Path, **settings: Any
         parents[manifest.derived_from] = Parent(parent_manifest, {
             file: {column: np.load(path, mmap_mode="r", allow_pickle=False) for column, path in columns.items()}
             for file, columns in parent_entry.columns.items()})
-    chosen = default_sources(**settings, parents=parents)
+    chosen = default_sources(**settings, parents=parents, cache_root=root)
     entry, served_by = ensure_cached(manifest, root, chosen, offline=config.offline_mode(settings.get("offline")))
     dataset = open_dataset(manifest, entry.columns, served_by, evaluator_factory=get_evaluator, parent=parent)
     if manifest.graph.get("kind") == "temporal-graph":
@@ -359,8 +393,48 @@ def get_evaluator(dataset: TemporalGraphDataset | TrajectoryDataset, task: str |
         UnsupportedTaskError: if this tgbhub has no evaluator for the task's type.
     """
     from tgbhub.evaluate import get_evaluator as bind  # imported on use: metric kernels load numba
+    from tgbhub.evaluate.registry import EVALUATORS, register_evaluator
 
+    chosen = dataset.manifest.task_named(task) if not isinstance(task, Mapping) else task
+    spec = task_spec(str(chosen.get("name")))
+    if spec is not None and spec.evaluator is not None and spec.type not in EVALUATORS:
+        register_evaluator(spec.type)(spec.evaluator)  # a task plug-in that brings its own evaluator
     return bind(dataset.manifest, dataset, task)
+
+
+def grade(name: str, file: str | os.PathLike[str], *, task: str | None = None, split: str | None = None,
+          detail: bool = False, teacher_forced: str | os.PathLike[str] | None = None,
+          cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None) -> dict[str, Any]:
+    """Grade one submission ``file`` against dataset ``name``: what ``tgbhub evaluate NAME FILE`` prints.
+
+    Without ``task`` the task whose declared columns the file has is chosen, else the dataset's default task.
+
+    Raises:
+        DatasetNotFoundError, SourceUnavailableError: for a dataset that cannot be loaded.
+        SubmissionError: for a file that breaks the task's schema (no score).
+        UnsupportedTaskError: if ``teacher_forced`` is given for a task that is not rollout forecasting.
+    """
+    import pyarrow.parquet as pq
+
+    from tgbhub.evaluate.submission import task_for_columns
+
+    dataset = load_dataset(name, cache_dir=cache_dir, offline=offline)
+    if task is None:  # pick the task whose declared columns the file has; else the default task reports why not
+        try:
+            columns = pq.read_schema(file).names
+        except (OSError, ValueError):
+            columns = []
+        match = task_for_columns(dataset.manifest.tasks, columns)
+        task = match.get("name") if match is not None else None
+    evaluator = get_evaluator(dataset, task)
+    extra: dict[str, Any] = {}
+    if teacher_forced:
+        if not hasattr(evaluator, "teacher_forced_keys"):
+            raise UnsupportedTaskError(f"--teacher-forced applies to rollout-forecasting tasks only; task "
+                                       f"{evaluator.task.get('name')!r} is of type {evaluator.task.get('type')!r}: "
+                                       "drop the flag")
+        extra["teacher_forced"] = teacher_forced
+    return evaluator.evaluate(file, split=split, detail=detail, **extra)
 
 
 def _pick_variants(base: Manifest, kinds: Sequence[str], seeds: Sequence[int]) -> list[str]:

@@ -49,6 +49,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     lists the transforms any temporal graph can be derived with."""
     if args.transforms:
         return _list_transforms(args.json)
+    if args.importers:
+        return _list_importers(args.json)
     registry = api.registry()
     if args.family and args.family not in registry.families():
         raise TgbhubError(f"unknown family {args.family!r}; families: {', '.join(registry.families())}")
@@ -85,6 +87,18 @@ def _rows(registry: Any, names: Sequence[str]) -> list[dict[str, Any]]:
                      "splits": list(parent.splits), "bytes": entry.bytes, "derived_from": entry.derived_from,
                      "transform": plain(entry.transform)})
     return rows
+
+
+def _list_importers(as_json: bool) -> int:
+    """The registered importers: ``tgbhub import SOURCE NAME``'s choices, their families and what they import."""
+    found = api.importers()
+    if as_json:
+        print(json.dumps(found, indent=1))
+        return 0
+    for item in found:
+        print(f"{item['name']}: {item['summary']}; datasets named {item['family']}/NAME, e.g. `tgbhub import "
+              f"{item['name']} {item['example']}`")
+    return 0
 
 
 def _list_transforms(as_json: bool) -> int:
@@ -147,7 +161,9 @@ def cmd_info(args: argparse.Namespace) -> int:
             "recipe": recipe, "task": plain(manifest.task), "tasks": [plain(t) for t in manifest.tasks],
             "citation": manifest.raw.get("citeAs"), "changelog": [plain(e) for e in manifest.changelog],
             "files": [{"name": f.name, "sha256": f.sha256, "size": f.size, "digest": f.digest} for f in manifest.files],
-            "known_discrepancies": plain(manifest.known_discrepancies)}
+            "known_discrepancies": plain(manifest.known_discrepancies),
+            "tasks_on_request": [{"name": spec.name, "type": spec.type, "version": spec.version,
+                                  "summary": spec.summary} for spec in api.tasks_on_request(manifest)]}
     if args.json:
         print(json.dumps(info, indent=1))
         return 0
@@ -164,9 +180,9 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(f"{'':>14}  {params}")
     tasks = info["tasks"] or ([info["task"]] if info["task"] else [])
     lines = [line for task in tasks for line in _task_lines(task)]
-    if api.declares_window_task_on_request(manifest):
-        lines.append("window-forecast (window-link-forecasting): auc, ap on test; declared on request: its document "
-                     "and negatives are built from the verified data on first use")
+    for spec in info["tasks_on_request"]:
+        lines.append(f"{spec['summary']}; declared on request: its document and artifacts are built from the "
+                     "verified data on first use")
     _print_block("tasks", lines)
     for entry in info["files"]:
         print(f"{'file':>14}: {entry['name']} ({human_bytes(entry['size'])}, sha256 {entry['sha256'][:16]}...)")
@@ -188,28 +204,38 @@ def cmd_get(args: argparse.Namespace) -> int:
 
 def cmd_build(args: argparse.Namespace) -> int:
     """Build every named dataset that can be built, here or as one task each on a Dask cluster (``--scheduler``);
-    report the ones that could not, and exit 1 if any failed (after every dataset has had its turn)."""
+    with ``--tasks`` also the artifacts of every task they declare through a task document (grading then needs
+    nothing more, offline included); report the ones that could not, and exit 1 if any failed (after every dataset
+    has had its turn). ``--family``/``--all`` take base datasets, and their derived variants with ``--derived``."""
     from tgbhub import scale
 
     registry = api.registry()
     if args.all:
-        names = registry.names()
+        names = registry.names(derived=args.derived)
     elif args.family:
-        names = registry.names(args.family)
-        if not names:
+        if args.family not in registry.families():
             raise TgbhubError(f"unknown family {args.family!r}; families: {', '.join(registry.families())}")
+        names = registry.names(args.family, derived=args.derived)
     else:
         names = args.names
     if not names:
         raise TgbhubError("nothing to build: name datasets, or pass --family F or --all")
     report = scale.build(names, scheduler=args.scheduler, cache_dir=args.cache_dir, retries=args.retries)
+    tasks = {row.name: api.prepare_tasks(row.name, cache_dir=args.cache_dir)
+             for row in report.rows if args.tasks and row not in report.failed}
     if args.json:
-        print(json.dumps(report.to_json(), indent=1))
+        rows = report.to_json()
+        for row in rows if args.tasks else []:
+            row["tasks"] = tasks.get(row["name"], [])
+        print(json.dumps(rows, indent=1))
         return 0 if report.ok else 1
     ready = len(report.rows) - len(report.failed)
     built = report.count("built")
     print(f"{ready} of {len(names)} dataset(s) ready ({built} built, {ready - built} already cached) "
           f"in {report.seconds:.1f} s" + ("" if args.scheduler is None else f" on {report.scheduler}"))
+    if args.tasks:
+        print(f"task artifacts ready: {sum(len(v) for v in tasks.values())} "
+              f"({', '.join(sorted({t for v in tasks.values() for t in v})) or 'no task has any'})")
     if args.scheduler is not None:
         print(report.table())
     if report.failed:
@@ -329,12 +355,12 @@ def cmd_train(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Grade one submission (the result, or its error: exit 2), or several, here or as one task each on a Dask
     cluster (``--scheduler``): then one JSON line per file, in order, failures included, and exit 1 if any failed."""
+    options = {"task": args.task, "split": args.split, "detail": args.detail, "teacher_forced": args.teacher_forced}
+    if len(args.files) == 1 and args.scheduler is None:  # graded here: the Dask backend is not loaded
+        _print_result(api.grade(args.name, args.files[0], cache_dir=args.cache_dir, **options), args.json)
+        return 0
     from tgbhub import scale
 
-    options = {"task": args.task, "split": args.split, "detail": args.detail, "teacher_forced": args.teacher_forced}
-    if len(args.files) == 1 and args.scheduler is None:
-        _print_result(scale.grade(args.name, args.files[0], cache_dir=args.cache_dir, **options), args.json)
-        return 0
     rows = scale.evaluate(args.name, args.files, scheduler=args.scheduler, cache_dir=args.cache_dir,
                           retries=args.retries, **options)
     for row in rows:
@@ -413,23 +439,24 @@ def cmd_counterfactual(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Import a dataset of another benchmark's release (TGB) into the verified cache and print its card."""
-    from tgbhub.importing import import_tgb
+    from tgbhub.importing import import_dataset
 
-    manifest = import_tgb(args.name, args.source, cache_dir=args.cache_dir, offline=args.offline or None,
-                          manifests=args.manifests)
+    manifest = import_dataset(args.benchmark, args.name, args.source, cache_dir=args.cache_dir,
+                              offline=args.offline or None, manifests=args.manifests)
     dataset = api.load_dataset(manifest.name, manifest.version, cache_dir=args.cache_dir, offline=True)
-    source = manifest.raw["stats"]["source"]
-    card = {**dataset.card(), "imported_from": source["zip"], "zip_sha256": source["zip_sha256"],
-            "upstream": source["url"], "checked": manifest.raw["stats"]["checked_against_published"]}
+    source = manifest.stats.get("source", {})  # what the importer records of the release it read
+    card = {**dataset.card(), "imported_from": source.get("zip"), "zip_sha256": source.get("zip_sha256"),
+            "upstream": source.get("url"), "checked": manifest.stats.get("checked_against_published")}
     print(json.dumps(card, indent=1) if args.json else "\n".join(f"{k:>14}: {v}" for k, v in card.items()))
     return 0
 
 
 def _add_import_command(commands: Any) -> None:
-    importing = commands.add_parser("import", help="import a TGB dataset from its release zip (download or local "
-                                    "copy), converted and verified, into the cache")
-    importing.add_argument("benchmark", choices=("tgb",), help="whose release: tgb (TGB 1.x and 2.0)")
-    importing.add_argument("name", help="the dataset's TGB name, e.g. tgbl-wiki")
+    importing = commands.add_parser("import", help="import a benchmark's dataset from its release (download or "
+                                    "local copy), converted and verified, into the cache")
+    importing.add_argument("benchmark", choices=api.importer_names(),
+                           help="whose release, e.g. tgb (TGB 1.x and 2.0); `tgbhub list --importers` says more")
+    importing.add_argument("name", help="the dataset's name in that benchmark, e.g. tgbl-wiki")
     importing.add_argument("--from", dest="source", help="a local zip, a folder holding it, or an http(s) URL "
                            "(default: the copy a previous import kept, else TGB's upstream URL)")
     importing.add_argument("--offline", action="store_true", help="never download")
@@ -609,6 +636,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--derived", action="store_true",
                          help="also list derived datasets (distorted variants), one row each")
     listing.add_argument("--json", action="store_true", help="every dataset, derived ones included, as JSON")
+    listing.add_argument("--importers", action="store_true",
+                         help="list the benchmarks whose releases `tgbhub import SOURCE NAME` converts")
     listing.add_argument("--transforms", action="store_true",
                          help="list the transforms a variant can be derived with (name~KIND[-pN...]-sSEED)")
     listing.set_defaults(run=cmd_list)
@@ -625,7 +654,11 @@ def build_parser() -> argparse.ArgumentParser:
     build = commands.add_parser("build", help="regenerate datasets locally into the cache")
     build.add_argument("names", nargs="*", help="family/name[@version] ...")
     build.add_argument("--family", help="every dataset of a family")
-    build.add_argument("--all", action="store_true", help="every dataset")
+    build.add_argument("--all", action="store_true", help="every base dataset")
+    build.add_argument("--derived", action="store_true",
+                       help="with --family/--all: their published derived variants too (1,560 for t-grab)")
+    build.add_argument("--tasks", action="store_true", help="also build the artifacts of every task the datasets "
+                       "declare through a task document (e.g. window-forecast negatives), so grading needs nothing more")
     build.add_argument("--json", action="store_true", help="one row per dataset: status, digests, worker, seconds")
     _add_scheduler_options(build)
     build.set_defaults(run=cmd_build)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from tgbhub.errors import DatasetNotFoundError, InvalidNameError, VersionNotFoundError
+from tgbhub.errors import DatasetNotFoundError, GenerationError, InvalidNameError, VersionNotFoundError
 from tgbhub.manifest import Manifest
 from tgbhub.registry import Registry, parse_reference
 from tgbhub.sources.build import (Parent, build_and_install, canonical_variant_name, check_transform_applies,
@@ -33,14 +33,16 @@ from tgbhub.sources.build import (Parent, build_and_install, canonical_variant_n
 
 def variant_on_request(text: str, version: str | None, registry: Registry, root: Path, opener: Any,
                        not_found: DatasetNotFoundError,
-                       fetch_published: Callable[[str, str], bytes | None] | None = None) -> tuple[Manifest, bool]:
+                       fetch_published: Callable[[str, str], bytes | None] | None = None,
+                       distances: Callable[..., dict[str, Any]] | None = None) -> tuple[Manifest, bool]:
     """The manifest of the variant ``text`` names, building it (into the cache under ``root``) on first request;
     and whether this call built it.
 
     ``opener(manifest)`` opens a verified dataset and returns ``(dataset, cache entry)`` (the composition root's
     :func:`tgbhub.api.open_verified`, bound to the caller's settings); the parent is opened with it.
     ``fetch_published(name, version)``: a published variant's manifest from a hub (bytes, or ``None``), taken
-    instead of building when it is the one the catalogue's derived index publishes.
+    instead of building when it is the one the catalogue's derived index publishes. ``distances``: the evaluator's
+    ATD/ACD, which a variant's manifest records against its parent (the composition root hands it over).
 
     Raises:
         DatasetNotFoundError: ``not_found`` again, if ``text`` names no variant of a known base dataset.
@@ -72,7 +74,11 @@ def variant_on_request(text: str, version: str | None, registry: Registry, root:
 
     version = parent_manifest.version
     published = registry.derived(reference.name, version)
-    return build_and_install(root, reference.name, version, variant_builder(open_parent, kind, params, seed),
+    if distances is None:
+        raise GenerationError(f"building {reference.name} records ATD/ACD against its parent, but no distance "
+                              "function was handed over; load it with tgbhub.load_dataset")
+    return build_and_install(root, reference.name, version,
+                             variant_builder(open_parent, kind, params, seed, distances),
                              expected_sha256=published.manifest_sha256 if published is not None else None,
                              fetch_published=None if fetch_published is None else
                              (lambda: fetch_published(reference.name, version)))

@@ -1,16 +1,18 @@
-"""``tgbhub import tgb NAME [--from PATH_OR_URL]``: TGB's release of a dataset, converted, verified and cached.
+"""``tgbhub import SOURCE NAME [--from PATH_OR_URL]``: a benchmark's release of a dataset, converted, verified and
+cached. The importers (TGB first) are plug-ins (:mod:`generators.importers`, reached through
+:mod:`tgbhub.sources.build`); what is here is the same for every one of them.
 
-The import (a composition root, like :mod:`tgbhub.derive`):
+The import:
 
-1. finds the release zip: ``--from`` a local zip, a folder holding it, or an http(s) URL; else the copy a previous
-   import kept (``<cache>/downloads/tgb/<zip>``); else TGB's upstream URL. A download streams to a temporary file
-   with a progress bar, must open as a zip, and only then takes its final name; in offline mode nothing is
-   downloaded and the error says what to download and where to put it. stdin is never read.
-2. converts it with py-tgb's conventions (:mod:`generators.tgb`), and refuses it unless the statistics it measures
-   equal the ones TGB published (:func:`tgbhub.tgb.catalogue.check_stats`), naming each difference;
-3. writes the manifest (files' sha256 and content digests, the upstream URL, the zip's sha256, the statistics),
-   installs the files through the verified cache (temp -> verify -> rename), and keeps the manifest next to the
-   cache entry (``<cache>/tgb/<name>/<version>.manifest.json``), where :func:`tgbhub.load_dataset` finds it.
+1. finds the release: ``--from`` a local file, a folder holding it, or an http(s) URL; else the copy a previous
+   import kept (``<cache>/downloads/<importer>/<file>``); else the importer's upstream URL. A download streams to a
+   temporary file with a progress bar, must open as an intact zip, and only then takes its final name; in offline
+   mode nothing is downloaded and the error says what to download and where to put it. stdin is never read.
+2. converts it with the importer, which refuses it unless the statistics it measures equal the published ones (or
+   ``expected_stats``), naming each difference;
+3. installs the files through the one on-request install path (:func:`tgbhub.sources.build.build_and_install`:
+   staging, verify, install and store the manifest under the entry's lock), where :func:`tgbhub.load_dataset` finds
+   it (``<cache>/<family>/<name>/<version>.manifest.json``).
 
 An imported version is then loaded, published and served like any other (``tgbhub publish`` reads manifests kept
 this way when given ``--manifests``); nothing is trusted that the cache has not verified.
@@ -18,27 +20,19 @@ this way when given ``--manifests``); nothing is trusted that the cache has not 
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
-from tgbhub import cache, config
-from tgbhub.cache import Fetched
-from tgbhub.errors import DatasetNotFoundError, FetchError, IntegrityError
+from tgbhub.config import cache_root, offline_mode
+from tgbhub.cache import Fetched, stored_manifest_path, write_text_atomic
+from tgbhub.errors import DatasetNotFoundError, FetchError
 from tgbhub.hashing import file_sha256
-from tgbhub.manifest import Manifest, parse_manifest, read_manifest
+from tgbhub.manifest import Manifest, read_manifest
 from tgbhub.progress import Steps, byte_bar
-from tgbhub.sources.build import tgb_converter
-from tgbhub.tgb.catalogue import TgbEntry, check_stats, entry as catalogue_entry
+from tgbhub.sources.build import build_and_install, importer_names, importer_plugin, kept_release
 
-FAMILY = "tgb"
-DOWNLOADS = Path("downloads") / FAMILY
 _CHUNK = 1 << 20
 
 
@@ -51,103 +45,88 @@ def stored_versions(root: Path, name: str) -> list[Path]:
     return sorted(folder.glob("*.manifest.json"), key=lambda p: version_key(p.name.removesuffix(".manifest.json")))
 
 
-def import_tgb(name: str, source: str | os.PathLike[str] | None = None, *,
-               cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None,
-               expected_stats: Mapping[str, Any] | None = None,
-               manifests: str | os.PathLike[str] | None = None) -> Manifest:
-    """Import TGB's ``name`` (``tgbl-wiki`` or ``tgb/tgbl-wiki``) into the cache; return its manifest.
+def import_dataset(importer: str, name: str, source: str | os.PathLike[str] | None = None, *,
+                   cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None,
+                   expected_stats: Mapping[str, Any] | None = None,
+                   manifests: str | os.PathLike[str] | None = None) -> Manifest:
+    """Import ``importer``'s dataset ``name`` (``tgbl-wiki`` or ``tgb/tgbl-wiki``) into the cache; return its
+    manifest.
 
-    ``expected_stats`` replaces the published statistics the import is checked against (for a release you
-    changed on purpose, or a small test release); by default they are the catalogue's. ``manifests`` (a manifest
-    root such as the repository's ``manifests/``) also receives the manifest, at
-    ``<family>/<name>/<version>.json``: that is how a maintainer bundles an import and publishes it
-    (``tgbhub publish tgb --version V ...``); clients then fetch it from the hub, verified against that manifest.
+    ``expected_stats`` replaces the published statistics the import is checked against (for a release you changed
+    on purpose, or a small test release); by default they are the catalogue's. ``manifests`` (a manifest root such
+    as the repository's ``manifests/``) also receives the manifest, at ``<family>/<name>/<version>.json``: that is
+    how a maintainer bundles an import and publishes it (``tgbhub publish tgb --version V ...``); clients then fetch
+    it from the hub, verified against that manifest. Importing again reads the release again.
 
     Raises:
-        DatasetNotFoundError: if TGB has no such dataset (with suggestions).
+        GenerationError: if there is no such importer, the release is not readable in its layout, or this tgbhub
+            cannot import it yet.
+        DatasetNotFoundError: if the importer's catalogue has no such dataset (with suggestions).
         FetchError: if the release cannot be found or downloaded (saying what to download and where to put it).
-        GenerationError: if the release is not a readable zip in TGB's layout, or this tgbhub cannot import it yet.
         IntegrityError: if its statistics differ from the published ones (each listed), or a converted file does not
             verify; nothing is installed then.
     """
-    convert, manifest_document, write, Release = tgb_converter()
-    item = catalogue_entry(name)
-    root = config.cache_root(cache_dir)
-    zip_path = obtain_release(item, source, root, config.offline_mode(offline))
-    steps = Steps(f"importing {item.name}", total=5)
+    plugin = importer_plugin(importer)
+    item = plugin.entry(name.removeprefix(f"{plugin.family}/"))
+    root = cache_root(cache_dir)
+    path = obtain_release(importer, item, source, root, offline_mode(offline))
+    steps = Steps(f"importing {item.name}", total=3)
     try:
-        zip_sha256 = file_sha256(zip_path)
-        release = Release(zip_path, {role: file for role, file in item.files.items()})
-        steps.step("zip hashed and opened")
-        try:
-            files, info = convert(item, release)
-        finally:
-            release.close()
-        steps.step("converted")
-        published = dict(expected_stats) if expected_stats is not None else dict(item.stats)
-        _check_statistics(item, info["measured"], published)
-        steps.step("statistics checked")
-        with tempfile.TemporaryDirectory(prefix="tgbhub-import-") as scratch:
-            written = write(files, Path(scratch), item)
-            document = manifest_document(item, files, info, Path(scratch), zip_path.name, zip_sha256, published)
-            manifest = parse_manifest(document)
-            steps.step("written")
+        sha256 = file_sha256(path)
+        steps.step("release hashed")
 
-            def fetch(staging: Path) -> Fetched:
-                for file, path in written.items():
-                    shutil.move(str(path), staging / file)
-                return Fetched(files={file: staging / file for file in written}, columns=files, rebuilt=True)
+        def build(staging: Path) -> tuple[dict[str, Any], Fetched]:
+            converted = plugin.convert(item, path, sha256, expected_stats, staging)
+            steps.step("converted and checked")
+            return converted.document, Fetched(files=converted.files, columns=converted.columns, rebuilt=True)
 
-            cache.install(manifest, root, fetch)
-            steps.step("verified and installed")
+        manifest, _ = build_and_install(root, f"{plugin.family}/{item.name}", plugin.version(item), build,
+                                        reuse=False)
+        steps.step("verified and installed")
     finally:
         steps.close()
-    text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
-    cache.write_text_atomic(cache.stored_manifest_path(root, manifest.name, manifest.version), text)
     if manifests is not None:
         family, short = manifest.name.split("/", 1)
-        cache.write_text_atomic(Path(manifests) / family / short / f"{manifest.version}.json", text)
+        text = stored_manifest_path(root, manifest.name, manifest.version).read_text(encoding="utf-8")
+        write_text_atomic(Path(manifests) / family / short / f"{manifest.version}.json", text)
     return manifest
 
 
-def _check_statistics(item: TgbEntry, measured: Mapping[str, Any], published: Mapping[str, Any]) -> None:
-    """Raises IntegrityError listing every published statistic the import does not reproduce."""
-    mismatches = check_stats(dataclasses.replace(item, stats=MappingProxyType(dict(published))), measured)
-    if mismatches:
-        raise IntegrityError(f"import of {item.name}: statistics", "the published ones",
-                             "; ".join(mismatches),
-                             "Nothing was installed. The release is not the one TGB published (another version, a "
-                             "partial download, a modified file): download it again from " + item.url)
+def import_tgb(name: str, source: str | os.PathLike[str] | None = None, **options: Any) -> Manifest:
+    """:func:`import_dataset` with TGB's importer: ``import_tgb("tgbl-wiki")``."""
+    return import_dataset("tgb", name, source, **options)
 
 
-def obtain_release(item: TgbEntry, source: str | os.PathLike[str] | None, root: Path, offline: bool) -> Path:
-    """The release zip to read: ``source`` (a zip, a folder holding it, or a URL), the kept download, or upstream.
+def obtain_release(importer: str, item: Any, source: str | os.PathLike[str] | None, root: Path,
+                   offline: bool) -> Path:
+    """The release file to read: ``source`` (a file, a folder holding it, or a URL), the kept download, or upstream.
 
     Raises:
-        FetchError: if ``source`` does not exist, holds no zip of that name, or a download fails or is refused
-            offline (naming the URL and the folder to put the zip in).
+        FetchError: if ``source`` does not exist, holds no file of that name, or a download fails or is refused
+            offline (naming the URL and the folder to put the file in).
     """
-    kept = root / DOWNLOADS / item.zip_name
+    release = importer_plugin(importer).release(item)
+    kept = kept_release(root, importer, release.file_name)
     text = os.fspath(source) if source is not None else None
     if text is not None and not text.startswith(("http://", "https://")):
         path = Path(text)
         if path.is_dir():
-            path = path / item.zip_name
+            path = path / release.file_name
         if not path.is_file():
-            raise FetchError(text, item.zip_name, "no such file", f"Download {item.url} and pass the zip (or its "
-                             "folder) with --from")
+            raise FetchError(text, release.file_name, "no such file", f"Download {release.url} and pass the file "
+                             "(or its folder) with --from")
         return path
     if text is None and kept.is_file():
         return kept
-    url = text or item.url
+    url = text or release.url
+    advice = f"download {release.url} yourself and run `tgbhub import {importer} {item.name} --from PATH`"
     if offline:
-        raise FetchError(url, item.zip_name, "offline mode is on, so nothing is downloaded",
-                         f"Download {item.url} yourself and run `tgbhub import tgb {item.name} --from PATH`, or put "
-                         f"the zip at {kept}")
-    return download(url, kept, item)
+        raise FetchError(url, release.file_name, "offline mode is on, so nothing is downloaded",
+                         f"{advice[0].upper()}{advice[1:]}, or put the file at {kept}")
+    return download(url, kept, f"Retry, or {advice}")
 
 
-def download(url: str, target: Path, item: TgbEntry) -> Path:
+def download(url: str, target: Path, advice: str) -> Path:
     """Stream ``url`` into ``target`` (temp file, progress bar, must open as a zip, then renamed).
 
     Raises:
@@ -157,25 +136,24 @@ def download(url: str, target: Path, item: TgbEntry) -> Path:
 
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.{os.getpid()}.part")
-    advice = f"Retry, or download {item.url} yourself and run `tgbhub import tgb {item.name} --from PATH`"
     try:
         with requests.get(url, stream=True, timeout=(10, 60)) as response:
             response.raise_for_status()
             size = int(response.headers.get("content-length", 0)) or None
-            bar = byte_bar(f"downloading {item.zip_name}", size)
+            bar = byte_bar(f"downloading {target.name}", size)
             with open(partial, "wb") as handle:
                 for block in response.iter_content(_CHUNK):
                     handle.write(block)
                     bar.update(len(block))
             bar.close()
             if size is not None and partial.stat().st_size != size:
-                raise FetchError(url, item.zip_name, f"got {partial.stat().st_size} of {size} bytes", advice)
+                raise FetchError(url, target.name, f"got {partial.stat().st_size} of {size} bytes", advice)
         if not _whole_zip(partial):
-            raise FetchError(url, item.zip_name, "the body is not an intact zip (an error page, or damaged on the "
+            raise FetchError(url, target.name, "the body is not an intact zip (an error page, or damaged on the "
                              "way: a member fails its CRC check)", advice)
         os.replace(partial, target)
     except requests.RequestException as exc:
-        raise FetchError(url, item.zip_name, str(exc), advice) from exc
+        raise FetchError(url, target.name, str(exc), advice) from exc
     finally:
         partial.unlink(missing_ok=True)
     return target
@@ -195,27 +173,34 @@ def _whole_zip(path: Path) -> bool:
 def load_imported(root: Path, name: str, version: str | None) -> Manifest | None:
     """The manifest of an imported ``name`` (``@version``, else the newest) kept in the cache, or ``None``."""
     if version is not None:
-        path = cache.stored_manifest_path(root, name, version)
+        path = stored_manifest_path(root, name, version)
         return read_manifest(path) if path.is_file() else None
     kept = stored_versions(root, name)
     return read_manifest(kept[-1]) if kept else None
 
 
 def import_advice(name: str) -> str | None:
-    """How to get ``name`` when it is a TGB dataset not imported into this cache; ``None`` otherwise.
+    """How to get ``name`` when an importer's catalogue has it and it is not imported into this cache; ``None`` when
+    no importer's family is ``name``'s.
 
     Raises:
-        DatasetNotFoundError: for a name in the ``tgb`` family that TGB does not have (suggesting close ones).
+        DatasetNotFoundError: for a name in an importer's family that its catalogue does not have (suggesting close
+            ones).
     """
     family, _, short = name.partition("/")
-    if family != FAMILY:
-        return None
-    try:
-        item = catalogue_entry(short)
-    except DatasetNotFoundError as unknown:  # suggest TGB's names, in this project's spelling
-        raise DatasetNotFoundError(name, [f"{FAMILY}/{s}" for s in unknown.suggestions]) from unknown
-    return (f"{name} is TGB's {item.name}, which is imported, not bundled: run `tgbhub import tgb {item.name}` "
-            f"(downloads {item.url}), or download it yourself and run `tgbhub import tgb {item.name} --from PATH`")
+    for importer in importer_names():
+        plugin = importer_plugin(importer)
+        if plugin.family != family:
+            continue
+        try:
+            item = plugin.entry(short)
+        except DatasetNotFoundError as unknown:  # suggest the catalogue's names, in this project's spelling
+            raise DatasetNotFoundError(name, [f"{family}/{s}" for s in unknown.suggestions]) from unknown
+        release = plugin.release(item)
+        return (f"{name} is {importer}'s {item.name}, which is imported, not bundled: run `tgbhub import {importer} "
+                f"{item.name}` (downloads {release.url}), or download it yourself and run `tgbhub import {importer} "
+                f"{item.name} --from PATH`")
+    return None
 
 
-__all__ = ["download", "import_advice", "import_tgb", "load_imported", "obtain_release"]
+__all__ = ["download", "import_advice", "import_dataset", "import_tgb", "load_imported", "obtain_release"]

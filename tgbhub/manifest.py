@@ -299,6 +299,12 @@ def read_manifest(path: str | os.PathLike[str]) -> Manifest:
     return parse_manifest(doc)
 
 
+#: the ``conformsTo`` of every task document (tasks versioned on their own, :mod:`tgbhub.taskdocs`)
+TASK_DOCUMENT_FORMAT = TGBHUB_NAMESPACE + "task-document/1"
+#: the folder, inside a dataset's manifest folder, that holds its task documents
+TASKS_FOLDER = "tasks"
+
+
 #: each family's index of the derived datasets it publishes without shipping their manifests:
 #: ``<manifest root>/<family>/derived.json``
 DERIVED_INDEX = "derived.json"

@@ -31,7 +31,7 @@ from typing import Any
 
 from tgbhub import api, cache, config
 from tgbhub.errors import (DatasetNotFoundError, GenerationError, InvalidNameError, MissingExtraError,
-                           SchedulerUnavailableError, TgbhubError, UnsupportedTaskError, VersionNotFoundError)
+                           SchedulerUnavailableError, TgbhubError, VersionNotFoundError)
 from tgbhub.progress import track
 
 #: how ``--scheduler`` is written; ``local`` starts one worker process per CPU core
@@ -174,48 +174,13 @@ def build_task(name: str, root: str, offline: bool | None, expected: Mapping[str
                 "seconds": round(time.perf_counter() - started, 3)}
 
 
-def grade(name: str, file: str | os.PathLike[str], *, task: str | None = None, split: str | None = None,
-          detail: bool = False, teacher_forced: str | os.PathLike[str] | None = None,
-          cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None) -> dict[str, Any]:
-    """Grade one submission ``file`` against dataset ``name``: what ``tgbhub evaluate NAME FILE`` prints.
-
-    Without ``task`` the task whose declared columns the file has is chosen, else the dataset's default task.
-
-    Raises:
-        DatasetNotFoundError, SourceUnavailableError: for a dataset that cannot be loaded.
-        SubmissionError: for a file that breaks the task's schema (no score).
-        UnsupportedTaskError: if ``teacher_forced`` is given for a task that is not rollout forecasting.
-    """
-    import pyarrow.parquet as pq
-
-    from tgbhub.evaluate.submission import task_for_columns
-
-    dataset = api.load_dataset(name, cache_dir=cache_dir, offline=offline)
-    if task is None:  # pick the task whose declared columns the file has; else the default task reports why not
-        try:
-            columns = pq.read_schema(file).names
-        except (OSError, ValueError):
-            columns = []
-        match = task_for_columns(dataset.manifest.tasks, columns)
-        task = match.get("name") if match is not None else None
-    evaluator = api.get_evaluator(dataset, task)
-    extra: dict[str, Any] = {}
-    if teacher_forced:
-        if not hasattr(evaluator, "teacher_forced_keys"):
-            raise UnsupportedTaskError(f"--teacher-forced applies to rollout-forecasting tasks only; task "
-                                       f"{evaluator.task.get('name')!r} is of type {evaluator.task.get('type')!r}: "
-                                       "drop the flag")
-        extra["teacher_forced"] = teacher_forced
-    return evaluator.evaluate(file, split=split, detail=detail, **extra)
-
-
 def grade_task(name: str, file: str, options: Mapping[str, Any]) -> dict[str, Any]:
     """One submission on whichever process runs it: ``{"file", "status": "ok", "worker", "seconds", **result}``, or
     ``status == "failed"`` with ``error`` (a malformed submission is a row, never a score)."""
     started = time.perf_counter()
     worker, _ = _where()
     try:
-        result = grade(name, file, **options)
+        result = api.grade(name, file, **options)
         status = {"status": "ok"}
     except TgbhubError as exc:
         result, status = {}, {"status": "failed", "error": str(exc)}
@@ -227,13 +192,13 @@ def evaluate(name: str, files: Sequence[str | os.PathLike[str]], *, client: Any 
              retries: int = DEFAULT_RETRIES, **options: Any) -> list[dict[str, Any]]:
     """Grade many submission ``files`` against dataset ``name``, one task each; one row per file, in order.
 
-    ``options`` are :func:`grade`'s (``task``, ``split``, ``detail``, ``teacher_forced``). File paths are made
+    ``options`` are :func:`tgbhub.api.grade`'s (``task``, ``split``, ``detail``, ``teacher_forced``). File paths are made
     absolute here and must be readable by every worker (a shared filesystem, like the cache). The dataset is made
     ready in the cache first, by one task, so the graders only read it.
 
     Raises:
         InvalidNameError, MissingExtraError, TgbhubError: as :func:`build` (for the cluster).
-        TgbhubError: as :func:`grade`, if the dataset itself cannot be made ready (then no file is graded).
+        TgbhubError: as :func:`tgbhub.api.grade`, if the dataset itself cannot be made ready (then no file is graded).
     """
     root = str(config.cache_root(cache_dir).absolute())
     paths = [str(Path(f).absolute()) for f in files]

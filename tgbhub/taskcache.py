@@ -14,8 +14,10 @@ from tgbhub.cache import CacheEntry, Fetched, install, lookup
 from tgbhub.errors import IntegrityError
 from tgbhub.manifest import Manifest
 from tgbhub.progress import Steps
-from tgbhub.sources.build import build_and_install, task_artifacts_builder, task_builder
-from tgbhub.taskdocs import TASKS_FOLDER, TaskDocument, document_path, parse_task_document, read_task_document
+from tgbhub.manifest import TASKS_FOLDER
+from tgbhub.sources.build import build_and_install, task_artifacts, task_builder
+from tgbhub.taskdocs import TaskDocument, document_path, parse_task_document, read_task_document
+from tgbhub.taskspecs import TaskSpec, task_spec
 
 #: how a cache names the task documents it built on request (next to the artifacts' version folder)
 ON_REQUEST_SUFFIX = ".document.json"
@@ -53,11 +55,13 @@ def ensure_task_cached(document: TaskDocument, manifest: Manifest, columns: dict
         return entry
     check_dataset(document, manifest)
     recipe = document.artifacts.recipe
-    build, write = task_artifacts_builder(recipe)
+    spec = task_spec(document.task_name)
+    builder = task_artifacts(spec, recipe.generator, recipe.version)  # type: ignore[union-attr]
+    definition = spec.definition if spec is not None else None
 
     def fetch(staging: Path) -> Fetched:
-        files = build(manifest, columns, int(recipe.seed))  # type: ignore[union-attr]
-        return Fetched(files=write(files, staging), columns=files, rebuilt=True)
+        files = builder.build(manifest, columns, int(recipe.seed), definition)  # type: ignore[union-attr]
+        return Fetched(files=builder.write(files, staging), columns=files, rebuilt=True)
 
     steps = Steps(f"task {document.reference}: building its artifacts", total=1)
     try:
@@ -68,18 +72,19 @@ def ensure_task_cached(document: TaskDocument, manifest: Manifest, columns: dict
     return entry
 
 
-def document_on_request(manifest: Manifest, columns: dict[str, dict[str, Any]], root: Path, task: str,
-                        version: str) -> TaskDocument:
-    """The task document of a temporal graph that has none bundled (a variant built on request, say), built from
-    the dataset's verified ``columns`` on first use by the same generator code that writes the bundled ones, its
+def document_on_request(manifest: Manifest, columns: dict[str, dict[str, Any]], root: Path,
+                        spec: TaskSpec) -> TaskDocument:
+    """The task document of task ``spec`` for a dataset that has none bundled (a variant built on request, say),
+    built from the dataset's verified ``columns`` on first use by the same builder that writes the bundled ones, its
     artifacts verified and installed, then the document kept in the cache
-    (``<cache>/<family>/<name>/tasks/<task>/<version>.document.json``; ``builtOnRequest`` says so). Later calls
-    read it back; one pinned to other dataset content is rebuilt.
+    (``<cache>/<family>/<name>/tasks/<task>/<version>.document.json``; ``builtOnRequest`` says so), all under the
+    entry's lock. Later calls read it back; one pinned to other dataset content is rebuilt.
 
     Raises:
         GenerationError: if this tgbhub cannot build the task.
         IntegrityError: if the artifacts do not verify against the document just written (a bug; nothing installed).
     """
+    task, version = spec.name, spec.version
     path = document_path(root, manifest.name, task, version, ON_REQUEST_SUFFIX)
 
     def load(stored: Path) -> TaskDocument | None:
@@ -100,7 +105,7 @@ def document_on_request(manifest: Manifest, columns: dict[str, dict[str, Any]], 
     steps = Steps(f"task {manifest.name}/{task}@{version}: building it on request", total=1)
     try:
         document, _ = build_and_install(root, f"{manifest.name}/{TASKS_FOLDER}/{task}", version,
-                                        task_builder(manifest, columns), stored=path, load=load, parse=parse)
+                                        task_builder(manifest, columns, spec), stored=path, load=load, parse=parse)
         steps.step("verified and installed")
     finally:
         steps.close()

@@ -26,12 +26,8 @@ from types import MappingProxyType
 from typing import Any
 
 from tgbhub.errors import ManifestError
-from tgbhub.manifest import Manifest, Recipe, frozen, parse_file, plain
+from tgbhub.manifest import TASK_DOCUMENT_FORMAT, TASKS_FOLDER, Manifest, Recipe, frozen, parse_file, plain
 
-#: the ``conformsTo`` of every task document
-TASK_DOCUMENT_FORMAT = "https://tgbhub.dev/ns#task-document/1"
-#: the folder, inside a dataset's manifest folder, that holds its task documents
-TASKS_FOLDER = "tasks"
 
 
 @dataclass(frozen=True)

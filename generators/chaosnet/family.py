@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .artifacts import TRAJECTORIES_FILE, build_folder, build_recipe, check_recipe
 from .catalogue import GENERATOR, Instance, instances
-from ..families import Built, Family, Parent
+from ..families import Built, Family, Inputs
 from tgbhub.manifest import Recipe
 
 
-def _build(recipe: Recipe, folder: Path, parents: Mapping[str, Parent]) -> Built:
+def _build(recipe: Recipe, folder: Path, inputs: Inputs) -> Built:
     """One HDF5 file of trajectories and indicators; the cache reads its arrays in place, so none are handed over."""
     return Built(files={TRAJECTORIES_FILE: build_recipe(recipe, folder)})
 
 
-def _write(instance: Instance, folder: Path) -> dict[str, Any]:
+def _write(instance: Instance, folder: Path, inputs: Inputs) -> dict[str, Any]:
     return build_folder(instance, folder)[1]
 
 

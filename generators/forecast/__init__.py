@@ -1,33 +1,63 @@
-"""Tasks that derive only from a dataset's existing data (window forecasting), built from its verified columns.
+"""Artifacts of tasks that derive only from a dataset's existing data (window forecasting), built from its verified
+columns.
 
-:data:`BUILDERS` maps a task document's recipe generator to the function that rebuilds its artifacts; the client's
-task cache (:mod:`tgbhub.taskcache`) looks the recipe up here, never a dataset or task name.
+:data:`ARTIFACTS` maps a task document's recipe generator to the builder of its artifacts; the client's task cache
+(:mod:`tgbhub.taskcache`, through :mod:`tgbhub.sources.build`) looks the recipe up here, never a dataset or task
+name. A builder is handed the task's definition (the library's task plug-in) as ``definition``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from tgbhub.errors import GenerationError
 from tgbhub.manifest import Recipe
 
-#: ``(dataset manifest, dataset columns, seed) -> {file: {column: array}}``
-Builder = Callable[[Any, Mapping[str, Mapping[str, Any]], int], dict[str, dict[str, Any]]]
+
+@dataclass(frozen=True)
+class TaskArtifacts:
+    """How one task's artifacts are built: ``build(manifest, columns, seed, definition) -> {file: {column: array}}``,
+    ``write(files, folder) -> {file: path}``, ``document(manifest, columns, files, folder, definition) -> dict`` (the
+    task document), by ``generator`` at ``version`` with recipe seed ``seed``."""
+
+    generator: str
+    version: str
+    seed: int
+    build: Callable[..., dict[str, dict[str, Any]]]
+    write: Callable[..., dict[str, Any]]
+    document: Callable[..., dict[str, Any]]
 
 
-def builder_for(recipe: Recipe) -> tuple[Builder, Callable[[Mapping[str, Any], Any], Any]]:
-    """``(build, write)`` of the task generator a task document's recipe names.
+def _window() -> TaskArtifacts:
+    from .task import GENERATOR, GENERATOR_VERSION, SEED, build, task_document, write
+
+    return TaskArtifacts(GENERATOR, GENERATOR_VERSION, SEED, build, write, task_document)
+
+
+#: recipe generator -> its artifacts builder (loaded on use: numba kernels load with it)
+ARTIFACTS: dict[str, Callable[[], TaskArtifacts]] = {"tgbhub.window-negatives": _window}
+
+
+def artifacts_for(generator: str, version: str | None = None) -> TaskArtifacts:
+    """The builder of a task's artifacts named by its recipe generator (and version, when given).
 
     Raises:
         GenerationError: if this tgbhub lacks that generator or generator version.
     """
-    from .task import GENERATOR, GENERATOR_VERSION, build, write
-
-    known = {GENERATOR: (GENERATOR_VERSION, build, write)}
-    entry = known.get(recipe.generator)
-    if entry is None or entry[0] != recipe.version:
-        have = ", ".join(f"{name} {version}" for name, (version, _, _) in known.items())
-        raise GenerationError(f"task recipe needs {recipe.generator} {recipe.version}; this tgbhub has {have}. "
+    loader = ARTIFACTS.get(generator)
+    found = loader() if loader is not None else None
+    if found is None or (version is not None and found.version != version):
+        have = ", ".join(sorted(ARTIFACTS))
+        raise GenerationError(f"task recipe needs {generator} {version or ''}".rstrip() + f"; this tgbhub has {have}. "
                               "Install the tgbhub release that published this task version")
-    return entry[1], entry[2]
+    return found
+
+
+def builder_for(recipe: Recipe) -> TaskArtifacts:
+    """The builder of the artifacts a task document's recipe names.
+
+    Raises:
+        GenerationError: if this tgbhub lacks that generator or generator version.
+    """
+    return artifacts_for(recipe.generator, recipe.version)

@@ -1,6 +1,9 @@
 """``python -m generators.forecast [NAME ...]``: write the window-forecasting task document of every base
 temporal-graph dataset (default) or of the named ones, next to its manifest.
 
+An authoring script (a composition root, like ``scripts/``): it hands the library's task definition
+(:mod:`tgbhub.forecasting.task`) to the builders, as the client's build source does.
+
 Each dataset is rebuilt with its family's generator and checked against its published digests first; the task's
 negatives are then built from those verified edges, hashed into the document, and discarded (a client rebuilds
 them and checks them against the document).
@@ -16,9 +19,10 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .task import TASK_NAME, TASK_VERSION, build, task_document, write
+from .task import SEED, build, task_document, write
 from ..manifests import MANIFEST_ROOT
 from ..tlpcf.parents import load_parent
+from tgbhub.forecasting import task as definition
 from tgbhub.registry import DERIVED_MARK, Registry
 from tgbhub.taskdocs import document_path
 
@@ -36,11 +40,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{name} is a derived dataset; its task documents are not authored yet")
         manifest = registry.lookup(name)
         manifest, columns = load_parent(f"{manifest.name}@{manifest.version}")
-        files = build(manifest, columns)
+        files = build(manifest, columns, SEED, definition)
         with tempfile.TemporaryDirectory(prefix="tgbhub-task-") as scratch:
             write(files, Path(scratch))
-            document = task_document(manifest, columns, files, Path(scratch))
-        target = document_path(args.manifests, manifest.name, TASK_NAME, TASK_VERSION)
+            document = task_document(manifest, columns, files, Path(scratch), definition)
+        target = document_path(args.manifests, manifest.name, definition.TASK_NAME, definition.TASK_VERSION)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0

@@ -4,28 +4,25 @@ release zip its import kept.
 TGB's datasets are imported, not authored here (``tgbhub import tgb NAME``), so the family publishes no catalogue of
 its own. What it adds is the local build: when the verified cache entry of an imported version is lost, the build
 source finds the zip the import kept (``<cache>/downloads/tgb/<zip>``, in the cache ``$TGBHUB_CACHE`` or the user
-cache folder names: a family builder is not told another ``cache_dir=``), checks that it is byte for byte the one
+cache the build source hands over), checks that it is byte for byte the one
 the manifest's recipe records (its sha256), and converts it again; the cache then verifies the files against the
 manifest as for any rebuild.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .artifacts import IMPORTER, IMPORTER_VERSION, convert, write
 from .release import Release
-from ..families import Built, Family, Parent
-import tgbhub.config as config
+from .catalogue import entry as catalogue_entry
+from ..families import Built, Family, Inputs
+from ..importers import kept_release
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import file_sha256
 from tgbhub.manifest import Recipe
-from tgbhub.tgb.catalogue import entry as catalogue_entry
 
-#: where an import keeps the release it read, under the cache root (tgbhub.importing writes it there)
-KEPT = Path("downloads") / "tgb"
 
 
 def _preflight(recipe: Recipe) -> None:
@@ -35,14 +32,17 @@ def _preflight(recipe: Recipe) -> None:
                               "install the matching tgbhub, or import the dataset again")
 
 
-def _kept_release(recipe: Recipe) -> Path:
+def _kept_release(recipe: Recipe, cache_root: Path | None) -> Path:
     """The kept zip the recipe names, checked against the sha256 it records.
 
     Raises:
         GenerationError: if the zip is not kept here or is not the one the import read.
     """
     params = recipe.params
-    path = config.cache_root(None) / KEPT / str(params["zip"])
+    if cache_root is None:
+        raise GenerationError(f"{params['dataset']} is rebuilt from the release its import kept in the cache, but no "
+                              "cache root was handed to the build; load it with tgbhub.load_dataset")
+    path = kept_release(cache_root, "tgb", str(params["zip"]))
     if not path.is_file():
         raise GenerationError(f"the release {params['zip']} of {params['dataset']} is not kept at {path}; run "
                               f"`tgbhub import tgb {params['dataset']}` (or with --from PATH) to import it again")
@@ -53,11 +53,11 @@ def _kept_release(recipe: Recipe) -> Path:
     return path
 
 
-def _build(recipe: Recipe, folder: Path, parents: Mapping[str, Parent]) -> Built:
+def _build(recipe: Recipe, folder: Path, inputs: Inputs) -> Built:
     """Convert the kept release again into ``folder`` (the cache verifies the result against the manifest)."""
     _preflight(recipe)
     item = catalogue_entry(str(recipe.params["dataset"]))
-    release = Release(_kept_release(recipe), dict(item.files))
+    release = Release(_kept_release(recipe, inputs.cache_root), dict(item.files))
     try:
         files, _ = convert(item, release)
     finally:
@@ -65,7 +65,7 @@ def _build(recipe: Recipe, folder: Path, parents: Mapping[str, Parent]) -> Built
     return Built(files=write(files, folder, item), columns=files)
 
 
-def _write(entry: Any, folder: Path) -> dict[str, Any]:
+def _write(entry: Any, folder: Path, inputs: Inputs) -> dict[str, Any]:
     raise GenerationError("TGB datasets are imported, not authored: run `tgbhub import tgb NAME`")
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .artifacts import build_folder, generate, write_all
 from .catalogue import GENERATORS, Entry, entries
-from ..families import Built, Family, Parent
+from ..families import Built, Family, Inputs
 from ..libm import check_libm
 from tgbhub.manifest import Recipe, plain
 
@@ -21,7 +20,7 @@ def _preflight(recipe: Recipe) -> None:
         check_libm()
 
 
-def _build(recipe: Recipe, folder: Path, parents: Mapping[str, Parent]) -> Built:
+def _build(recipe: Recipe, folder: Path, inputs: Inputs) -> Built:
     """Edges plus, when the recipe asks, the ranking task's negatives (every file the manifest declares)."""
     _preflight(recipe)
     edges = generate(recipe)
@@ -29,7 +28,7 @@ def _build(recipe: Recipe, folder: Path, parents: Mapping[str, Parent]) -> Built
     return Built(files={name: folder / name for name in columns}, columns=columns)
 
 
-def _write(entry: Entry, folder: Path) -> dict[str, Any]:
+def _write(entry: Entry, folder: Path, inputs: Inputs) -> dict[str, Any]:
     return build_folder(entry, folder)[1]
 
 

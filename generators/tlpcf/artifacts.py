@@ -22,7 +22,7 @@ parent's test split (the paper's Table 2 quantities).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,6 @@ from ..manifests import croissant_document, file_object, parquet_record_set
 from ..ranking import negatives_file, ranking_task, write_negatives
 from ..transforms import canonical_params, transform as transform_spec
 from tgbhub.errors import GenerationError
-from tgbhub.evaluate.metrics import generative_scores
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
 from tgbhub.manifest import Manifest, plain
 
@@ -165,8 +164,10 @@ def invariants(kind: str, params: Mapping[str, Any], before: tuple[np.ndarray, .
 
 
 def manifest_document(variant: Variant, parent: Manifest, parent_columns: Mapping[str, Mapping[str, np.ndarray]],
-                      files: Mapping[str, Mapping[str, np.ndarray]], folder: Path) -> dict[str, Any]:
-    """The Croissant manifest of one built variant (``folder`` holds its files)."""
+                      files: Mapping[str, Mapping[str, np.ndarray]], folder: Path,
+                      distances: Callable[..., dict[str, Any]]) -> dict[str, Any]:
+    """The Croissant manifest of one built variant (``folder`` holds its files); ``distances`` is the evaluator's
+    ATD/ACD (:func:`tgbhub.evaluate.metrics.generative_scores`), handed over by whoever builds the variant."""
     edges_file = parent.graph["edges_file"]
     edges = parent_columns[edges_file]
     first, last = _parent_rows(parent, edges)
@@ -175,7 +176,7 @@ def manifest_document(variant: Variant, parent: Manifest, parent_columns: Mappin
     before = _events({k: np.asarray(v[first:last]) for k, v in edges.items()}, symmetric)
     tau = tau_bar(before[2])
     params = canonical_params(variant.kind, variant.params)
-    scores = generative_scores(before, _events(events, symmetric), fallback="cap")
+    scores = distances(before, _events(events, symmetric), fallback="cap")
     distance = {key: scores[key] for key in ("atd", "acd", "atd_reverse", "acd_reverse", "atd_symmetric",
                                              "acd_symmetric", "count_ratio", "T", "tau_bar")}
     distance["convention"] = ("TLPCF Eq. 6/7 against the parent's test events (one per undirected edge, src < dst), "

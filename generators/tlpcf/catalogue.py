@@ -18,7 +18,6 @@ from typing import Any
 
 from ..transforms import parse_suffix, variant_suffix
 from ..tgrab.catalogue import entries as tgrab_entries
-from tgbhub.errors import GenerationError
 
 GENERATOR = "tlpcf/distort"
 #: the transform's code version: a variant's bytes are a function of (parent content, kind, params, seed, VERSION)

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .artifacts import manifest_document, transform, write
 from .catalogue import GENERATOR, VERSION, Variant, defaults
-from ..families import Built, Family, Parent
+from ..families import Built, Family, Inputs
 from tgbhub.errors import GenerationError
 from tgbhub.manifest import Recipe, plain
 
@@ -26,10 +25,10 @@ def _preflight(recipe: Recipe) -> None:
                               "the tgbhub release that matches the dataset version, or fetch it from a hub")
 
 
-def _build(recipe: Recipe, folder: Path, parents: Mapping[str, Parent]) -> Built:
+def _build(recipe: Recipe, folder: Path, inputs: Inputs) -> Built:
     """The variant's files from its verified parent (handed over by the build source)."""
     _preflight(recipe)
-    parent = parents.get(recipe.parent.dataset) if recipe.parent is not None else None
+    parent = inputs.parents.get(recipe.parent.dataset) if recipe.parent is not None else None
     if parent is None:
         raise GenerationError(f"recipe of {GENERATOR} needs its parent "
                               f"{recipe.parent.dataset if recipe.parent else '(none declared)'}, which was not "
@@ -39,14 +38,26 @@ def _build(recipe: Recipe, folder: Path, parents: Mapping[str, Parent]) -> Built
     return Built(files=write(files, folder), columns=files)
 
 
-def _write(variant: Variant, folder: Path) -> dict[str, Any]:
+def _write(variant: Variant, folder: Path, inputs: Inputs) -> dict[str, Any]:
     """Build a catalogue variant from its parent, built locally (the parent's manifest is the bundled one)."""
     from .parents import load_parent  # the authoring side builds parents with the real generators
 
     parent, columns = load_parent(variant.parent)
     files = transform(parent, columns, variant.kind, variant.params, variant.seed)
     write(files, folder)
-    return manifest_document(variant, parent, columns, files, folder)
+    return manifest_document(variant, parent, columns, files, folder, _distances(inputs))
+
+
+def _distances(inputs: Inputs) -> Any:
+    """The ATD/ACD a variant's manifest records, as handed over.
+
+    Raises:
+        GenerationError: if none were (a variant's manifest cannot be written without them).
+    """
+    if inputs.distances is None:
+        raise GenerationError("a variant's manifest records ATD/ACD against its parent, but no distance function was "
+                              "handed over; run `python -m generators`, or load the variant with tgbhub.load_dataset")
+    return inputs.distances
 
 
 FAMILY = Family(name="tlpcf", generators=frozenset({GENERATOR}), catalogue=defaults, write=_write, build=_build,

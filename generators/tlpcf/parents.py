@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..families import family_of
+from ..families import Inputs, family_of
 from ..manifests import MANIFEST_ROOT
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import content_digest
@@ -30,7 +30,7 @@ def load_parent(dataset: str) -> tuple[Manifest, Mapping[str, Mapping[str, np.nd
     if manifest.recipe is None:
         raise GenerationError(f"parent {dataset} has no recipe, so its variants cannot be authored here")
     with tempfile.TemporaryDirectory(prefix="tgbhub-parent-") as scratch:
-        built = family_of(manifest.recipe).build(manifest.recipe, Path(scratch), {})
+        built = family_of(manifest.recipe).build(manifest.recipe, Path(scratch), Inputs())
     for entry in manifest.files:
         columns = built.columns.get(entry.name)
         if columns is None or content_digest(columns) != entry.digest:

@@ -14,7 +14,6 @@ out (it is always the test split), e.g. ``t-grab/ce-64~intense-k5-s0``.
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .spec import Param, Transform
+from ..plugins import load
 from tgbhub.errors import GenerationError
 
 __all__ = ["REGISTERED", "SCOPES", "MAX_SEED", "Param", "Transform", "applicable", "canonical_params", "check_seed", "is_int", "names",
@@ -39,7 +39,6 @@ DEFAULT_SCOPE = "test"
 MAX_SEED = 2 ** 63 - 1
 _SUFFIX = re.compile(r"^(?P<kind>[a-z]+)(?P<params>(?:-[a-z]+\d+)*)-s(?P<seed>\d+)$")
 _PARAM = re.compile(r"-([a-z]+)(\d+)")
-_loaded: dict[str, Transform] = {}
 
 
 def names() -> list[str]:
@@ -53,17 +52,8 @@ def transform(kind: str) -> Transform:
     Raises:
         GenerationError: if no transform of that name is registered (listing the known ones).
     """
-    module = REGISTERED.get(kind)
-    if module is None:
-        raise GenerationError(f"unknown transform {kind!r}; known: {', '.join(REGISTERED)} (see `tgbhub list "
-                              "--transforms`)")
-    if module not in _loaded:
-        found = importlib.import_module(module, __package__ if module.startswith(".") else None).TRANSFORM
-        if found.name != kind:
-            raise GenerationError(f"transform module {module} defines {found.name!r} but is registered as {kind!r}; "
-                                  "make the registration line and TRANSFORM.name agree")
-        _loaded[module] = found
-    return _loaded[module]
+    return load(REGISTERED, kind, "TRANSFORM", __package__, f"unknown transform {kind!r}; known: "
+                f"{', '.join(REGISTERED)} (see `tgbhub list --transforms`)")
 
 
 def transforms() -> list[Transform]:

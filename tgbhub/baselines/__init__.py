@@ -26,7 +26,7 @@ in snapshots or rows.
 
 Registering a model for a new task type (e.g. ``rollout-forecasting`` with ``zero``/``persistence``/``linear``):
 write ``tgbhub/baselines/<topic>.py`` with functions decorated ``@register_baseline("<task type>", "<model>")``,
-import it at the bottom of this file, and ``tgbhub baseline MODEL NAME`` runs them; the CLI grades the returned
+list it in :data:`~tgbhub.baselines.registry.BASELINES` (imported on its first read), and ``tgbhub baseline MODEL NAME`` runs them; the CLI grades the returned
 submission with the evaluator registered for the same task type.
 """
 
@@ -73,8 +73,5 @@ def run_baseline(model: str, dataset: Any, task: Mapping[str, Any], split: str) 
     """
     return baseline_for(task, model)(dataset, task, split)
 
-
-# registers the built-in baselines
-from tgbhub.baselines import edgebank, forecast, persistence, recency, trajectory  # noqa: E402,F401
 
 __all__ = ["BASELINES", "models_for", "register_baseline", "run_baseline"]

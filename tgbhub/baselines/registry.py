@@ -6,18 +6,21 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from tgbhub.errors import UnsupportedTaskError
+from tgbhub.plugins import PluginTable
 
 #: a baseline: ``fn(dataset, task, split) -> submission`` (column name -> array, the task's submission schema)
 Baseline = Callable[[Any, Mapping[str, Any], str], Mapping[str, Any]]
 
-#: ``(task type, model name)`` -> baseline function; filled by :func:`register_baseline`
-BASELINES: dict[tuple[str, str], Baseline] = {}
+#: ``(task type, model name)`` -> baseline function; filled by :func:`register_baseline` in the modules listed here
+BASELINES: PluginTable[tuple[str, str], Baseline] = PluginTable("baseline", (
+    "tgbhub.baselines.edgebank", "tgbhub.baselines.forecast", "tgbhub.baselines.persistence",
+    "tgbhub.baselines.recency", "tgbhub.baselines.trajectory"))
 
 
 F = TypeVar("F")
 
 
-def registering(table: dict[tuple[str, str], F], task_type: str, model: str, what: str) -> Callable[[F], F]:
+def registering(table: PluginTable[tuple[str, str], F], task_type: str, model: str) -> Callable[[F], F]:
     """A decorator putting its function into ``table`` under ``(task_type, model)`` (the baselines' and the
     trainers' registries share it).
 
@@ -25,9 +28,7 @@ def registering(table: dict[tuple[str, str], F], task_type: str, model: str, wha
         ValueError: if ``(task_type, model)`` is already registered to another function (a programming error).
     """
     def decorate(fn: F) -> F:
-        if table.get((task_type, model), fn) is not fn:
-            raise ValueError(f"{what} {model!r} for {task_type!r} is already registered")
-        table[(task_type, model)] = fn
+        table.add((task_type, model), fn)
         return fn
     return decorate
 
@@ -38,7 +39,7 @@ def register_baseline(task_type: str, model: str) -> Callable[[Baseline], Baseli
     Raises:
         ValueError: if ``(task_type, model)`` is already registered to another function.
     """
-    return registering(BASELINES, task_type, model, "baseline")
+    return registering(BASELINES, task_type, model)
 
 
 def models_for(task_type: str) -> list[str]:

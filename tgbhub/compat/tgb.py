@@ -55,7 +55,7 @@ from tgbhub.evaluate.filtered import TASK_TYPE as FILTERED_TASK, FilterSets
 from tgbhub.evaluate.metrics import as_scores, metrics_from_ranks, on_accelerator, ranks
 from tgbhub.evaluate.nodeprop import DEFAULT_K as NDCG_K, ndcg_rows
 from tgbhub.importing import import_tgb
-from tgbhub.tgb.catalogue import TgbEntry, entry as catalogue_entry
+from tgbhub.sources.build import importer_plugin
 
 PathLike = str | os.PathLike[str]
 SPLIT_MODES = ("val", "test")
@@ -99,14 +99,14 @@ PYTGB_PARSERS: Mapping[str, PytgbView] = {
 PYTGB_NODE_PARSERS = ("load_edgelist_trade", "load_edgelist_datetime", "load_edgelist_sr", "load_edgelist_token")
 
 
-def dataset_entry(name: str, task: str) -> TgbEntry:
+def dataset_entry(name: str, task: str) -> Any:
     """The catalogue entry of TGB's ``name``, which must be a ``task`` (``link`` or ``node``) dataset.
 
     Raises:
         DatasetNotFoundError: if TGB has no such dataset (suggesting close names).
         InvalidNameError: if it is a dataset of the other task (naming the class to use).
     """
-    item = catalogue_entry(name)
+    item = _entry(name)
     if item.task != task:
         right = "NodePropPredDataset" if item.task == "node" else "LinkPropPredDataset"
         raise InvalidNameError(f"{name} is a {item.task} property prediction dataset; load it with "
@@ -114,7 +114,7 @@ def dataset_entry(name: str, task: str) -> TgbEntry:
     return item
 
 
-def open_imported(item: TgbEntry, cache_dir: PathLike | None, download: bool) -> Any:
+def open_imported(item: Any, cache_dir: PathLike | None, download: bool) -> Any:
     """``tgb/<name>`` from the verified cache; imported first (:func:`tgbhub.importing.import_tgb`) when it is not
     there and ``download`` is true.
 
@@ -356,7 +356,7 @@ class LinkPropPredDataset:
         return f"LinkPropPredDataset({self.name!r}: {self.tgbhub_dataset!r})"
 
 
-def negative_sampler(item: TgbEntry, dataset: Any, data: Mapping[str, np.ndarray],
+def negative_sampler(item: Any, dataset: Any, data: Mapping[str, np.ndarray],
                      node_type: np.ndarray | None) -> NegativeEdgeSampler | RelationNegativeEdgeSampler:
     """The sampler py-tgb builds for ``dataset``: keyed by ``(src, dst, t)`` for a graph without edge types (tgbl),
     by ``(t, src, edge_type)`` otherwise (py-tgb's THG sampler for a graph with node types, its TKG one else), over
@@ -751,7 +751,7 @@ class Evaluator:
     """
 
     def __init__(self, name: str, k_value: int = 10) -> None:
-        item = catalogue_entry(name)
+        item = _entry(name)
         if isinstance(k_value, bool) or not isinstance(k_value, (int, np.integer)) or k_value < 1:
             raise ScoreError(f"k_value must be a positive integer (hits@k); got {k_value!r}")
         self.name = name
@@ -989,3 +989,12 @@ __all__ = ["Evaluator", "KeyIndex", "LabelRows", "LinkPropPredDataset", "Negativ
            "THGNegativeEdgeSampler", "TKGNegativeEdgeSampler", "complements", "dataset_entry", "negative_sampler",
            "open_imported", "pytgb_full_data", "pytgb_node_data", "pytgb_node_type", "pytgb_static_data",
            "relation_queries"]
+
+
+def _entry(name: str) -> Any:
+    """TGB's catalogue entry of ``name`` (the TGB importer's).
+
+    Raises:
+        DatasetNotFoundError: if TGB has no such dataset (with suggestions).
+    """
+    return importer_plugin("tgb").entry(name)

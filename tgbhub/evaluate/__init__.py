@@ -35,7 +35,8 @@ Registering a new task type (e.g. ``rollout-forecasting``)
    ``None`` lets the evaluator check finiteness itself to name the failing entity). Return the dict built by
    :func:`~tgbhub.evaluate.base.result` (dataset, version, digest, task, split, metrics as plain floats), plus any
    entry a reader needs to know what was and was not graded (e.g. ``skipped_snapshots``, ``validity_screen``).
-3. Import the module at the bottom of this file so the decorator runs, and add the type to the table above.
+3. List the module in :data:`~tgbhub.evaluate.registry.EVALUATORS` (imported on its first read), and add the type to
+   the table above.
 
 ``get_evaluator(manifest, truth, task=None)`` then works for every dataset declaring that type, and so do
 ``ds.evaluator`` and ``tgbhub evaluate NAME FILE``. Baselines register the same way in :mod:`tgbhub.baselines`.
@@ -60,7 +61,5 @@ def get_evaluator(manifest: Manifest, truth: Any, task: str | Mapping[str, Any] 
     chosen = task if isinstance(task, Mapping) else manifest.task_named(task)
     return evaluator_class(chosen, manifest)(manifest, chosen, truth)
 
-
-from tgbhub.evaluate import filtered, nodeprop, ranking, rollout, snapshot, window  # noqa: E402,F401  (registers the built-in evaluators)
 
 __all__ = ["EVALUATORS", "get_evaluator", "register_evaluator"]

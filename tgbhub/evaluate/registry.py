@@ -1,6 +1,7 @@
 """Task type -> evaluator class: the one place that decides how a declared task is graded.
 
-Kept apart from ``__init__`` so implementation modules can register themselves without import cycles.
+Kept apart from ``__init__`` so implementation modules can register themselves without import cycles; the built-in
+ones are listed in :data:`EVALUATORS` and imported on its first read.
 """
 
 from __future__ import annotations
@@ -10,9 +11,12 @@ from typing import Any, TypeVar
 
 from tgbhub.errors import UnsupportedTaskError
 from tgbhub.manifest import Manifest
+from tgbhub.plugins import PluginTable
 
-#: ``task["type"]`` -> evaluator class; filled by :func:`register_evaluator`
-EVALUATORS: dict[str, type] = {}
+#: ``task["type"]`` -> evaluator class; filled by :func:`register_evaluator` in the modules listed here
+EVALUATORS: PluginTable[str, type] = PluginTable("task type", (
+    "tgbhub.evaluate.filtered", "tgbhub.evaluate.nodeprop", "tgbhub.evaluate.ranking", "tgbhub.evaluate.rollout",
+    "tgbhub.evaluate.snapshot", "tgbhub.evaluate.window"))
 
 E = TypeVar("E", bound=type)
 
@@ -24,9 +28,7 @@ def register_evaluator(task_type: str) -> Callable[[E], E]:
         ValueError: if another class already registered ``task_type`` (two graders for one task would disagree).
     """
     def decorate(cls: E) -> E:
-        if EVALUATORS.get(task_type, cls) is not cls:
-            raise ValueError(f"task type {task_type!r} already has evaluator {EVALUATORS[task_type].__name__}")
-        EVALUATORS[task_type] = cls
+        EVALUATORS.add(task_type, cls)
         return cls
     return decorate
 

@@ -1,23 +1,28 @@
-"""The window-forecasting task's definition (pure, no I/O): its name, versions, horizon and task block.
+"""The window-forecasting task, the first task plug-in (:mod:`tgbhub.taskspecs`): its definition (pure, no I/O):
+name, versions, events, windows, horizon and task block.
 
-Shared by the generator that writes its task documents (``generators/forecast``) and by the client, which declares
-the same task for a temporal graph that has no bundled document (a variant built on request) and builds it there.
+The client declares it for every temporal graph without a bundled task document (a variant built on request, an
+import) and builds it there; the generator that writes its negatives and documents (``generators/forecast``) is
+handed this module as the task's ``definition``, so both sides share one definition and generator code never imports
+this one.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-from tgbhub.forecasting.windows import Events, suggest_horizon
-from tgbhub.manifest import Manifest
-from tgbhub.taskdocs import TASKS_FOLDER
+from tgbhub.forecasting.windows import Events, events, suggest_horizon, window_index
+from tgbhub.manifest import TASKS_FOLDER, Manifest
+from tgbhub.taskspecs import TaskSpec
+
+__all__ = ["CITATION", "PUBLISHED", "TASK", "TASK_NAME", "TASK_TYPE", "TASK_VERSION", "events", "graded_splits",
+           "horizon_of", "negatives_file", "task_block", "window_index"]
+
 TASK_NAME = "window-forecast"
 TASK_TYPE = "window-link-forecasting"
 #: the task document's version (a new one for any change of the task's definition or artifacts)
 TASK_VERSION = "1.0.0"
-GENERATOR = "tgbhub.window-negatives"
-GENERATOR_VERSION = "1.0.0"
-SEED = 0
 PUBLISHED = "2026-11-23"
 CITATION = ("@article{lampert2025forecasting, title={From Link Prediction to Forecasting: Addressing Challenges in "
             "Batch-based Temporal Graph Learning}, author={Lampert, Moritz and Bl{\\\"o}cker, Christopher and "
@@ -76,3 +81,10 @@ def task_block(manifest: Manifest, ev: Events) -> dict[str, Any]:
             "window": "the window id of the query (the negatives file's `window`), checked",
         },
     }
+
+
+TASK = TaskSpec(
+    name=TASK_NAME, type=TASK_TYPE, version=TASK_VERSION,
+    summary="window-forecast (window-link-forecasting): auc, ap on test",
+    applies_to=frozenset({"temporal-graph"}), block=lambda manifest, dataset: task_block(manifest, events(dataset)),
+    artifacts="tgbhub.window-negatives", definition=sys.modules[__name__])

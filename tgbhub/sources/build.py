@@ -44,15 +44,17 @@ class BuildSource:
     """Rebuilds datasets whose manifest carries a recipe, using the bundled generators.
 
     ``parents`` holds the verified parents (keyed ``family/name@version``) of the derived datasets it may be asked to
-    build; the composition root loads them first (:func:`tgbhub.load_dataset`). The constructor does no I/O.
+    build; the composition root loads them first (:func:`tgbhub.load_dataset`). ``cache_root`` is handed to builders
+    that read what an import kept there (they never look the cache up themselves). The constructor does no I/O.
     """
 
     name = "build"
     label = "build"
     needs_network = False
 
-    def __init__(self, parents: Mapping[str, Parent] | None = None) -> None:
+    def __init__(self, parents: Mapping[str, Parent] | None = None, cache_root: Path | None = None) -> None:
         self.parents = dict(parents or {})
+        self.cache_root = cache_root
 
     def can_serve(self, manifest: Manifest) -> bool:
         return manifest.recipe is not None
@@ -78,13 +80,13 @@ class BuildSource:
                 preflight finds this machine cannot reproduce the published values (before building), or a derived
                 dataset's parent was not handed over.
         """
-        from tgbhub.generators.build import rebuild  # heavy: numba kernels load on use
+        from tgbhub.generators.build import Inputs, rebuild  # heavy: numba kernels load on use
 
         parent = manifest.derived_from
         if parent is not None and parent not in self.parents:
             raise GenerationError(f"{manifest.name}@{manifest.version} is derived from {parent}, which was not "
                                   "loaded first; build it through tgbhub.load_dataset, which verifies the parent")
-        built = rebuild(manifest.recipe, staging, self.parents)
+        built = rebuild(manifest.recipe, staging, Inputs(parents=self.parents, cache_root=self.cache_root))
         return Fetched(files=built.files, columns=built.columns, rebuilt=True)
 
 
@@ -92,7 +94,8 @@ def build_and_install(root: Path, name: str, version: str, build: OnRequest, *, 
                       load: Callable[[Path], T | None] = read_manifest,  # type: ignore[assignment]
                       parse: Callable[[dict[str, Any]], tuple[T, Manifest]] = _as_manifest,  # type: ignore[assignment]
                       expected_sha256: str | None = None,
-                      fetch_published: Callable[[], bytes | None] | None = None) -> tuple[T, bool]:
+                      fetch_published: Callable[[], bytes | None] | None = None,
+                      reuse: bool = True) -> tuple[T, bool]:
     """Build ``name@version`` on request into a staging folder, verify it against the manifest its build wrote,
     install it and store that document at ``stored`` (default ``cache.stored_manifest_path``), all under the entry's
     lock; return what the document describes and whether this call built it.
@@ -104,7 +107,7 @@ def build_and_install(root: Path, name: str, version: str, build: OnRequest, *, 
     (before anything is installed), and a stored one that is not is built again. ``fetch_published()``, if given,
     returns that document from a hub (or ``None``): one with the expected sha256 is stored instead of building, and
     the files then come through the normal verified path (hub, mirror or build); any other is warned about and the
-    dataset built here.
+    dataset built here. ``reuse=False`` builds even when a document is stored (an import reads its release again).
 
     Concurrent callers build once: the others wait for the lock and read the stored document. The document takes its
     name last, so a stored one always has a verified entry beside it (a later loss of the entry is rebuilt from its
@@ -124,11 +127,11 @@ def build_and_install(root: Path, name: str, version: str, build: OnRequest, *, 
             return None  # not the published document (damaged, or left by an older tgbhub): build it again
         return load(stored)
 
-    found = kept()
+    found = kept() if reuse else None
     if found is not None:
         return found, False
     with entry_lock(root, name, version):
-        found = kept()
+        found = kept() if reuse else None
         if found is not None:  # built by another process while this one waited
             return found, False
         if _stored_published(stored, name, version, expected_sha256, fetch_published):
@@ -214,10 +217,12 @@ def transform_cards() -> list[dict[str, Any]]:
     return [spec.card() for spec in transforms()]
 
 
-def variant_builder(open_parent: Callable[[], Parent], kind: str, params: Mapping[str, Any], seed: int) -> OnRequest:
+def variant_builder(open_parent: Callable[[], Parent], kind: str, params: Mapping[str, Any], seed: int,
+                    distances: Callable[..., dict[str, Any]]) -> OnRequest:
     """The on-request build of one variant of the verified parent ``open_parent()`` returns (opened only when the
     variant is built, not when it is found): its files and the manifest the catalogue's own code would write (see
-    :func:`build_and_install`).
+    :func:`build_and_install`); ``distances`` is the evaluator's ATD/ACD the manifest records, handed over by the
+    composition root.
 
     Raises (when called):
         GenerationError: for a parent the transform cannot rewrite (no test split, no ranking negatives, ...) or a
@@ -233,41 +238,70 @@ def variant_builder(open_parent: Callable[[], Parent], kind: str, params: Mappin
                           seed=seed)
         files = transform(manifest, parent.columns, kind, params, seed)
         written = write(files, staging)
-        document = manifest_document(variant, manifest, parent.columns, files, staging)
+        document = manifest_document(variant, manifest, parent.columns, files, staging, distances)
         return document, Fetched(files=written, columns=files, rebuilt=True)
 
     return build
 
 
-def task_builder(manifest: Manifest, columns: Mapping[str, Mapping[str, Any]]) -> OnRequest:
-    """The on-request build of the window-forecasting task of a temporal graph with no bundled task document: its
-    negatives and the task document the bundled ones are written by (``builtOnRequest`` marks it)."""
-    def build(staging: Path) -> tuple[dict[str, Any], Fetched]:
-        from tgbhub.generators.forecast.task import build as build_files, task_document, write
-
-        files = build_files(manifest, columns)
-        written = write(files, staging)
-        document = {**task_document(manifest, columns, files, staging), "builtOnRequest": True}
-        return document, Fetched(files=written, columns=files, rebuilt=True)
-
-    return build
-
-
-def task_artifacts_builder(recipe: Any) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """``(build, write)`` of a task document's artifacts, for the recipe's generator and version.
+def task_artifacts(spec: Any, generator: str | None = None, version: str | None = None) -> Any:
+    """The builder of a task's artifacts: the task plug-in's own (``spec.artifacts`` with ``build``/``write``/
+    ``document``), or the generator of ``generators/`` it names (by default ``spec.artifacts``; a task document's
+    recipe passes its ``generator`` and ``version``).
 
     Raises:
-        GenerationError: if this tgbhub lacks the recipe's task generator (version).
+        GenerationError: if this tgbhub lacks that generator or generator version.
     """
-    from tgbhub.generators.forecast import builder_for
+    if spec is not None and not isinstance(spec.artifacts, str):
+        return spec.artifacts
+    from tgbhub.generators.forecast import artifacts_for
 
-    return builder_for(recipe)
+    return artifacts_for(generator or spec.artifacts, version)
+
+
+def task_builder(manifest: Manifest, columns: Mapping[str, Mapping[str, Any]], spec: Any) -> OnRequest:
+    """The on-request build of task ``spec`` (a :class:`tgbhub.taskspecs.TaskSpec`) of a dataset with no bundled
+    task document: its artifacts and its task document, written by the same builder the bundled documents are
+    (``builtOnRequest`` marks it)."""
+    def build(staging: Path) -> tuple[dict[str, Any], Fetched]:
+        builder = task_artifacts(spec)
+        files = builder.build(manifest, columns, builder.seed, spec.definition)
+        written = builder.write(files, staging)
+        document = {**builder.document(manifest, columns, files, staging, spec.definition), "builtOnRequest": True}
+        return document, Fetched(files=written, columns=files, rebuilt=True)
+
+    return build
+
+
+def importer_names() -> list[str]:
+    """Every registered importer (the SOURCE choices of ``tgbhub import SOURCE NAME``)."""
+    from tgbhub.generators.importers import names
+
+    return names()
+
+
+def importer_plugin(name: str) -> Any:
+    """The registered importer ``name`` (:class:`generators.importers.Importer`).
+
+    Raises:
+        GenerationError: if there is no such importer (listing the known ones).
+    """
+    from tgbhub.generators.importers import importer
+
+    return importer(name)
+
+
+def kept_release(cache_root: Path, importer: str, file_name: str) -> Path:
+    """Where an import keeps the release it read (the importer's family rebuilds from it)."""
+    from tgbhub.generators.importers import kept_release as path
+
+    return path(cache_root, importer, file_name)
 
 
 def batch_negatives(pair_codes: Any, t: Any, lo: Any, hi: Any, num_nodes: int, symmetric: bool, stream: str,
                     split: str, seed: int) -> tuple[Any, Any, Any]:
     """One negative per positive for each group of events ``[lo[g], hi[g])`` (the batch protocol's), drawn by the
-    window task's sampler from the counter-based stream named ``stream``/``split``/``seed``: ``(src, dst, count)``.
+    window task's sampler from the counter-based stream named ``stream``/``split``/``seed``: ``(src, dst, fill)``.
 
     Raises:
         GenerationError: as the sampler (a group it cannot fill, naming it).
@@ -279,11 +313,3 @@ def batch_negatives(pair_codes: Any, t: Any, lo: Any, hi: Any, num_nodes: int, s
 
     key = stream_key(stream, split, seed)
     return group_negatives(pair_codes, t, np.arange(len(lo)), lo, hi, num_nodes, symmetric, key)
-
-
-def tgb_converter() -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any], type]:
-    """``(convert, manifest_document, write, Release)`` of the TGB importer (generators/tgb)."""
-    from tgbhub.generators.tgb.artifacts import convert, manifest_document, write
-    from tgbhub.generators.tgb.release import Release
-
-    return convert, manifest_document, write, Release

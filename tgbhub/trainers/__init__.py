@@ -10,8 +10,8 @@ Registered by ``(task type, model name)`` like the heuristics in :mod:`tgbhub.ba
 torch (and torch-geometric for the graph models) is the ``[train]`` extra and is imported only when a model is built.
 ``tgbhub.train(...)`` (:mod:`tgbhub.training`) and ``tgbhub train MODEL NAME`` fit, predict, grade and write a run.
 
-Adding a model: write a class with the :class:`Trainer` methods and register a factory with
-``@register_trainer(task_type, name)`` in a module imported at the bottom of this file.
+Adding a model: write a class with the :class:`Trainer` methods, register a factory with
+``@register_trainer(task_type, name)``, and list its module in :data:`TRAINERS` (imported on its first read).
 """
 
 from __future__ import annotations
@@ -19,9 +19,6 @@ from __future__ import annotations
 from tgbhub.trainers.base import (TRAINERS, FitReport, TrainConfig, Trainer, make_trainer, register_trainer,
                                   trainers_for)
 from tgbhub.trainers.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
-
-# registers the built-in trainers
-from tgbhub.trainers import chaosnet, snapshot  # noqa: E402,F401
 
 __all__ = ["TRAINERS", "Checkpoint", "FitReport", "TrainConfig", "Trainer", "load_checkpoint", "make_trainer",
            "register_trainer", "save_checkpoint", "trainers_for"]

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from tgbhub.baselines.registry import registering
+from tgbhub.plugins import PluginTable
 from tgbhub.errors import InvalidNameError, UnsupportedTaskError
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -104,7 +105,8 @@ class Trainer(Protocol):
 TrainerFactory = Callable[[TrainConfig], Trainer]
 
 #: ``(task type, model name)`` -> trainer factory; filled by :func:`register_trainer`
-TRAINERS: dict[tuple[str, str], TrainerFactory] = {}
+TRAINERS: PluginTable[tuple[str, str], TrainerFactory] = PluginTable("trainer", (
+    "tgbhub.trainers.chaosnet", "tgbhub.trainers.snapshot"))
 
 
 def register_trainer(task_type: str, model: str) -> Callable[[TrainerFactory], TrainerFactory]:
@@ -113,7 +115,7 @@ def register_trainer(task_type: str, model: str) -> Callable[[TrainerFactory], T
     Raises:
         ValueError: if ``(task_type, model)`` is already registered to another factory (a programming error).
     """
-    return registering(TRAINERS, task_type, model, "trainer")
+    return registering(TRAINERS, task_type, model)
 
 
 def trainers_for(task_type: str | None = None) -> list[str]:

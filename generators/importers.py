@@ -1,0 +1,100 @@
+"""The importer registry: every benchmark whose published releases ``tgbhub import SOURCE NAME`` converts.
+
+An importer is a plug-in: its own folder defines ``IMPORTER`` (an :class:`Importer`: its catalogue, where each
+release lives, the version an import gets, and the conversion), named here by one line of :data:`REGISTERED`. The
+import command's choices, its advice for a dataset not imported yet, and the catalogue listing read this registry;
+the download, the verified install and the kept copy of the release are the library's, the same for every importer
+(:mod:`tgbhub.importing`). The family that rebuilds an import from its kept release registers in
+:mod:`generators.families` as usual.
+
+Adding an importer: write ``generators/<benchmark>/importer.py`` defining ``IMPORTER``, then add one line to
+:data:`REGISTERED` (a module path starting with ``.`` is inside this package; any other is imported as written).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .plugins import load
+
+#: where an import keeps the release it read, under the cache root: ``<cache>/downloads/<importer>/<file>``
+KEPT = Path("downloads")
+#: SOURCE of ``tgbhub import SOURCE NAME`` -> the module that defines its ``IMPORTER``
+REGISTERED: dict[str, str] = {
+    "tgb": ".tgb.importer",
+}
+
+
+@dataclass(frozen=True)
+class Release:
+    """Where an entry's release is published: its URL and the file name it is kept under."""
+
+    url: str
+    file_name: str
+
+
+@dataclass(frozen=True)
+class Converted:
+    """An import's result, written into a folder: the manifest document, the files and their columns."""
+
+    document: dict[str, Any]
+    files: dict[str, Path]
+    columns: dict[str, Mapping[str, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Importer:
+    """One benchmark's importer.
+
+    ``name``: the SOURCE of ``tgbhub import SOURCE NAME``. ``family``: the family its datasets are named in
+    (``tgb/tgbl-wiki``). ``summary``: one line for help texts. ``names()``: every dataset its catalogue knows.
+    ``entry(name)``: a catalogue entry, anything with a ``name`` attribute (the dataset's name in the benchmark);
+    raises :class:`~tgbhub.errors.DatasetNotFoundError` with close names.
+    ``card(entry)``: what ``tgbhub info`` shows before an import (statistics, upstream, citation). ``release(entry)``:
+    where it is published. ``version(entry)``: the dataset version an import gets. ``convert(entry, release_path,
+    release_sha256, expected_stats, folder)``: the converted files and manifest, written into ``folder``; raises
+    :class:`~tgbhub.errors.IntegrityError` if the release does not reproduce the published statistics (or
+    ``expected_stats``, for a release changed on purpose), naming each difference. ``builder``: the family plug-in
+    that rebuilds an imported dataset from the release its import kept (``None``: a lost entry is imported again).
+    """
+
+    name: str
+    family: str
+    summary: str
+    names: Callable[[], list[str]]
+    entry: Callable[[str], Any]
+    card: Callable[[Any], dict[str, Any]]
+    release: Callable[[Any], Release]
+    version: Callable[[Any], str]
+    convert: Callable[[Any, Path, str, "Mapping[str, Any] | None", Path], Converted]
+    builder: Any = None
+
+
+def kept_release(cache_root: Path, importer_name: str, file_name: str) -> Path:
+    """Where an import by ``importer_name`` keeps the release file ``file_name`` in the cache at ``cache_root`` (the
+    family that rebuilds an import reads it back from there)."""
+    return cache_root / KEPT / importer_name / file_name
+
+
+def names() -> list[str]:
+    """Every registered importer, in registration order."""
+    return list(REGISTERED)
+
+
+def importer(name: str) -> Importer:
+    """The registered importer ``name``.
+
+    Raises:
+        GenerationError: if no importer of that name is registered (listing the known ones).
+    """
+    return load(REGISTERED, name, "IMPORTER", __package__, f"no importer {name!r}; known: {', '.join(REGISTERED)}")
+
+
+def importers() -> list[Importer]:
+    """Every registered importer, in registration order."""
+    return [importer(name) for name in REGISTERED]

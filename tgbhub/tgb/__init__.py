@@ -1,1 +1,0 @@
-"""TGB / TGB 2.0 datasets in tgbhub: what upstream publishes and what an import of it must reproduce."""

@@ -45,6 +45,26 @@ def test_touched_but_intact_file_is_reverified_and_kept(cache_dir: Path) -> None
     assert marker["files"]["edges.parquet"]["mtime_ns"] == 1
 
 
+def test_plan_decides_without_writing_and_the_repair_runs_under_the_lock(cache_dir: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    manifest = resolve(NAME)
+    assert cache.plan(manifest, cache_dir).action == "miss"
+    entry, _ = cache.install(manifest, cache_dir, lambda s: _build(manifest, s))
+    assert cache.plan(manifest, cache_dir) == cache.Plan("hit", entry=entry)
+    os.utime(entry.files["edges.parquet"], ns=(1, 1))
+    marker = (entry.folder / cache.MARKER).read_bytes()
+    decided = cache.plan(manifest, cache_dir)
+    assert decided.action == "repair" and "edges.parquet" in decided.reason and decided.entry is None
+    assert (entry.folder / cache.MARKER).read_bytes() == marker  # plan() wrote nothing
+    locked = []
+    real_lock = cache.entry_lock
+    monkeypatch.setattr(cache, "entry_lock", lambda *args: locked.append(args) or real_lock(*args))
+    assert cache.lookup(manifest, cache_dir) == entry and locked == [(cache_dir, NAME, "1.0.0")]
+    assert cache.plan(manifest, cache_dir).action == "hit"  # repaired: the record now has the touched mtime
+    (entry.folder / "edges.parquet").unlink()
+    assert cache.plan(manifest, cache_dir).action == "miss"
+
+
 def test_damaged_artifact_invalidates_and_load_repairs(cache_dir: Path) -> None:
     tgbhub.load_dataset(NAME, cache_dir=cache_dir)
     manifest = resolve(NAME)

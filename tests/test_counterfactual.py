@@ -381,3 +381,15 @@ def test_memorisers_show_the_notes_signs_on_its_bursty_stream() -> None:
     assert mean["edgebank"]["intense"] > 0.002, mean              # note: 0.9924 -> 0.9981
     assert mean["recency_hist"]["shuffle"] < -0.05, mean          # note: 0.877 -> 0.769
     assert mean["recency_hist"]["intense"] > 0.05, mean           # note: 0.877 -> 0.975
+
+
+def test_every_graded_condition_is_a_graded_run(tmp_path: Path) -> None:
+    """The counterfactual check keeps each (model, condition, run) as the result type every graded run has."""
+    report = tgbhub.counterfactual("t-grab/pdet-2-16", "persistence", kinds=["shuffle"], seeds=[0, 1],
+                                   controls=(), cache_dir=tmp_path, offline=True)
+    assert [(g.kind, g.model, g["condition"]) for g in report.graded] == [
+        ("counterfactual", "persistence", c) for c in ("real", "t-grab/pdet-2-16~shuffle-s0",
+                                                        "t-grab/pdet-2-16~shuffle-s1")]
+    real = report.graded[0]
+    assert real.dataset == "t-grab/pdet-2-16" and real["task"] == "ranking" and {"mrr", "auroc"} <= set(real.metrics)
+    assert report.values[("persistence", "real")]["mrr"] == [real.metrics["mrr"]]

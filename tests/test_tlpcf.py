@@ -148,7 +148,7 @@ def test_a_parent_with_other_content_is_refused(derived, tmp_path: Path, monkeyp
     monkeypatch.setattr(api, "resolve", lambda name, version=None: forged if name == f"{BASE}@1.0.0"
                         else real_resolve(name, version))
     with pytest.raises(IntegrityError, match="parent t-grab/pdet-2-16@1.0.0 file edges.parquet"):
-        api.open_verified(variant, tmp_path, offline=True)
+        api.open_verified(variant, tmp_path, api.Fetching(offline=True))
 
 
 def test_the_build_source_refuses_a_variant_without_its_parent(derived, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import numpy as np
 
 from tgbhub import cache, config
 from tgbhub.data import TemporalGraphDataset, TrajectoryDataset, open_dataset
+from tgbhub.evaluate.graded import Graded
 from tgbhub.errors import (DatasetNotFoundError, FetchError, GenerationError, IntegrityError, InvalidNameError,
                            ManifestError, SourceUnavailableError, SourceWarning, UnsupportedTaskError)
 from tgbhub.manifest import Manifest, require_kind
@@ -27,6 +29,18 @@ from tgbhub.taskspecs import TaskSpec, declared_on_request, task_spec
 
 _REGISTRY = Registry()
 Names = str | Sequence[str] | None
+
+
+@dataclass(frozen=True)
+class Fetching:
+    """Where one call may get bytes from when the cache misses: what :func:`load_dataset` was given (``None``: the
+    environment's setting, then the default; see :func:`default_sources`). Typed, so a misspelt setting is an error
+    where it is written, not a silently ignored keyword."""
+
+    offline: bool | None = None
+    hub_endpoint: str | None = None
+    mirrors: Names = None
+    sources: Names = None
 
 
 def registry() -> Registry:
@@ -193,16 +207,16 @@ def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.P
         SourceUnavailableError: if the cache misses and no source could provide verified bytes (lists each reason).
     """
     root = config.cache_root(cache_dir)
-    settings = dict(offline=offline, hub_endpoint=hub_endpoint, mirrors=mirrors, sources=sources)
+    settings = Fetching(offline=offline, hub_endpoint=hub_endpoint, mirrors=mirrors, sources=sources)
     built_on_request = False
     imported = _imported(name, version, root)
     if imported is not None:
-        return open_verified(imported, root, **settings)[0]
+        return open_verified(imported, root, settings)[0]
     try:
         manifest = resolve(name, version)
     except DatasetNotFoundError as missing:
         manifest, built_on_request = _derived(name, version, root, settings, missing, _REGISTRY)
-    dataset = open_verified(manifest, root, **settings)[0]
+    dataset = open_verified(manifest, root, settings)[0]
     if built_on_request:
         dataset.source = "build"  # this call built it; open_verified then found it in the cache
     return dataset
@@ -223,10 +237,10 @@ def manifest_of(name: str, version: str | None = None, *, cache_dir: str | os.Pa
         return chosen.lookup(name, version)
     except DatasetNotFoundError as missing:
         root = config.cache_root(cache_dir)
-        return _derived(name, version, root, {"offline": offline}, missing, chosen)[0]
+        return _derived(name, version, root, Fetching(offline=offline), missing, chosen)[0]
 
 
-def _derived(name: str, version: str | None, root: Path, settings: Mapping[str, Any],
+def _derived(name: str, version: str | None, root: Path, settings: Fetching,
              missing: DatasetNotFoundError, catalogue: Registry) -> tuple[Manifest, bool]:
     """The manifest of the derived dataset ``name`` (built on request), and whether this call built it; or
     ``missing`` again (with import advice where a benchmark's release has the name) if it names no variant."""
@@ -238,15 +252,15 @@ def _derived(name: str, version: str | None, root: Path, settings: Mapping[str, 
     from tgbhub.derive import variant_on_request  # imports the build source: only for this path
     from tgbhub.evaluate.metrics import generative_scores  # a variant's manifest records ATD/ACD to its parent
 
-    return variant_on_request(name, version, catalogue, root, lambda parent: open_verified(parent, root, **settings),
+    return variant_on_request(name, version, catalogue, root, lambda parent: open_verified(parent, root, settings),
                               missing, fetch_published=lambda variant, at: _published_document(variant, at, settings),
                               distances=generative_scores)
 
 
-def _published_document(name: str, version: str, settings: Mapping[str, Any]) -> bytes | None:
+def _published_document(name: str, version: str, settings: Fetching) -> bytes | None:
     """A published derived dataset's manifest from the first network source that serves it (``None`` if none
     does: the caller derives it locally); a source that fails is warned about."""
-    for source in default_sources(**settings):
+    for source in _sources(settings):
         fetch = getattr(source, "fetch_document", None)
         if fetch is None:
             continue
@@ -286,12 +300,11 @@ def _import_advice(name: str, version: str | None) -> str | None:
     return import_advice(name.partition("@")[0]) if "/" in name else None
 
 
-def open_verified(manifest: Manifest, root: Path, **settings: Any
+def open_verified(manifest: Manifest, root: Path, settings: Fetching = Fetching()
                   ) -> tuple[TemporalGraphDataset | TrajectoryDataset, cache.CacheEntry]:
-    """The dataset object and verified cache entry of ``manifest`` under cache ``root``; ``settings`` are
-    :func:`default_sources`' (``offline``, ``hub_endpoint``, ``mirrors``, ``sources``). A derived dataset's parent is
-    opened first, through the same verified path (cache, hub, mirror or build), and checked against the digests its
-    recipe pins.
+    """The dataset object and verified cache entry of ``manifest`` under cache ``root``, fetched as ``settings``
+    say on a miss. A derived dataset's parent is opened first, through the same verified path (cache, hub, mirror or
+    build), and checked against the digests its recipe pins.
 
     Raises:
         IntegrityError: if a derived dataset's parent does not have the content its recipe pins.
@@ -302,16 +315,22 @@ def open_verified(manifest: Manifest, root: Path, **settings: Any
     if manifest.derived_from is not None:
         parent_manifest = resolve(manifest.derived_from)
         _check_parent(manifest, parent_manifest)  # before any work: the manifests alone must agree
-        parent, parent_entry = open_verified(parent_manifest, root, **settings)
+        parent, parent_entry = open_verified(parent_manifest, root, settings)
         parents[manifest.derived_from] = Parent(parent_manifest, {
             file: {column: np.load(path, mmap_mode="r", allow_pickle=False) for column, path in columns.items()}
             for file, columns in parent_entry.columns.items()})
-    chosen = default_sources(**settings, parents=parents, cache_root=root)
-    entry, served_by = ensure_cached(manifest, root, chosen, offline=config.offline_mode(settings.get("offline")))
+    chosen = _sources(settings, parents, root)
+    entry, served_by = ensure_cached(manifest, root, chosen, offline=config.offline_mode(settings.offline))
     dataset = open_dataset(manifest, entry.columns, served_by, evaluator_factory=get_evaluator, parent=parent)
     if manifest.graph.get("kind") == "temporal-graph":
         _declare_tasks(dataset, manifest, root)
     return dataset, entry  # type: ignore[return-value]
+
+
+def _sources(settings: Fetching, parents: Mapping[str, Parent] | None = None,
+             cache_root: Path | None = None) -> list[Source]:
+    return default_sources(offline=settings.offline, hub_endpoint=settings.hub_endpoint, mirrors=settings.mirrors,
+                           sources=settings.sources, parents=parents, cache_root=cache_root)
 
 
 def _check_parent(manifest: Manifest, parent: Manifest) -> None:
@@ -404,7 +423,7 @@ def get_evaluator(dataset: TemporalGraphDataset | TrajectoryDataset, task: str |
 
 def grade(name: str, file: str | os.PathLike[str], *, task: str | None = None, split: str | None = None,
           detail: bool = False, teacher_forced: str | os.PathLike[str] | None = None,
-          cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None) -> dict[str, Any]:
+          cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None) -> Graded:
     """Grade one submission ``file`` against dataset ``name``: what ``tgbhub evaluate NAME FILE`` prints.
 
     Without ``task`` the task whose declared columns the file has is chosen, else the dataset's default task.
@@ -434,7 +453,38 @@ def grade(name: str, file: str | os.PathLike[str], *, task: str | None = None, s
                                        f"{evaluator.task.get('name')!r} is of type {evaluator.task.get('type')!r}: "
                                        "drop the flag")
         extra["teacher_forced"] = teacher_forced
-    return evaluator.evaluate(file, split=split, detail=detail, **extra)
+    return Graded("evaluate", evaluator.evaluate(file, split=split, detail=detail, **extra),
+                  run={"submission": os.fspath(file)})
+
+
+def run_baseline(model: str, name: str, *, task: str | None = None, split: str | None = None,
+                 out: str | os.PathLike[str] | None = None, cache_dir: str | os.PathLike[str] | None = None,
+                 offline: bool | None = None) -> Graded:
+    """Run the heuristic baseline ``model`` on dataset ``name`` for ``task`` (default: the dataset's default task)
+    and ``split`` (default: the task's report split), grade it, and write its submission to ``out`` if given: what
+    ``tgbhub baseline MODEL NAME`` prints.
+
+    Raises:
+        DatasetNotFoundError, SourceUnavailableError: for a dataset that cannot be loaded.
+        ManifestError: if the dataset declares no such task.
+        UnsupportedTaskError: if ``model`` is not a baseline of the task's type (naming the task that has it).
+        InvalidNameError: for a split the task does not grade.
+    """
+    from tgbhub.baselines import run_baseline as produce
+    from tgbhub.evaluate.submission import write_submission
+    from tgbhub.tasks import choose_split
+
+    dataset = load_dataset(name, cache_dir=cache_dir, offline=offline)
+    chosen = dataset.manifest.task_named(task)
+    graded_split = choose_split(dataset.manifest, chosen, split)
+    submission = produce(model, dataset, chosen, graded_split)
+    if out is not None:
+        write_submission(submission, out)
+    result = get_evaluator(dataset, chosen.get("name")).evaluate(submission, split=graded_split)
+    return Graded("baseline", result, model=model, run={"submission": os.fspath(out)} if out is not None else {})
+
+
+
 
 
 def _pick_variants(base: Manifest, kinds: Sequence[str], seeds: Sequence[int]) -> list[str]:
@@ -477,8 +527,7 @@ def counterfactual(name: str, model: str | None = None, *, predictions: str | os
     if (model is None) == (predictions is None):
         raise InvalidNameError("pass exactly one of model= (a baseline name, e.g. 'edgebank') and predictions= (a "
                                "long-format Parquet file)")
-    settings = {"cache_dir": cache_dir, "offline": offline}
-    real = load_dataset(name, **settings)
+    real = load_dataset(name, cache_dir=cache_dir, offline=offline)
     require_kind(real.manifest, "temporal-graph", "the counterfactual check")
     if real.manifest.derived_from is not None:
         raise InvalidNameError(f"{name} is a derived dataset; pass its base, {real.manifest.derived_from}")
@@ -488,7 +537,7 @@ def counterfactual(name: str, model: str | None = None, *, predictions: str | os
     else:
         wanted = _pick_variants(real.manifest, list(kinds or DEFAULT_KINDS),
                                 list(DEFAULT_SEEDS if seeds is None else seeds))
-    variants = [load_dataset(variant, **settings) for variant in wanted]
+    variants = [load_dataset(variant, cache_dir=cache_dir, offline=offline) for variant in wanted]
 
     def baseline(label: str) -> Any:
         # a heuristic is deterministic: the run number does not change its scores

@@ -238,7 +238,7 @@ def _repair(manifest: Manifest, root: Path) -> CacheEntry | None:
         record = marker["files"][entry.name]
         path = folder / entry.name
         if not _unchanged(path, record):
-            if file_sha256(path) != record["sha256"]:
+            if not path.is_file() or file_sha256(path) != record["sha256"]:
                 return None
             record.update(_stat_record(path))
         if in_place(entry):

@@ -342,7 +342,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({k: result[k] for k in RESULT_KEYS}, indent=1))
         return 0
-    _print_result(result, False)
+    _print_result(result.to_json(), False)
     print(f"{'seed':>10}: {result['seed']}")
     print(f"{'device':>10}: {result['device']}")
     print(f"{'epochs':>10}: {result['epochs_run']} run, best {result['best_epoch'] + 1}")
@@ -357,7 +357,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     cluster (``--scheduler``): then one JSON line per file, in order, failures included, and exit 1 if any failed."""
     options = {"task": args.task, "split": args.split, "detail": args.detail, "teacher_forced": args.teacher_forced}
     if len(args.files) == 1 and args.scheduler is None:  # graded here: the Dask backend is not loaded
-        _print_result(api.grade(args.name, args.files[0], cache_dir=args.cache_dir, **options), args.json)
+        _print_result(api.grade(args.name, args.files[0], cache_dir=args.cache_dir, **options).to_json(), args.json)
         return 0
     from tgbhub import scale
 
@@ -369,22 +369,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    from tgbhub.baselines import run_baseline
-    from tgbhub.evaluate.submission import write_submission
-    from tgbhub.tasks import choose_split
-
-    dataset = api.load_dataset(args.name, cache_dir=args.cache_dir)
-    task = dataset.manifest.task_named(args.task)
-    split = choose_split(dataset.manifest, task, args.split)
-    submission = run_baseline(args.model, dataset, task, split)
-    if args.out:
-        write_submission(submission, args.out)
-    graded = api.get_evaluator(dataset, task.get("name")).evaluate(submission, split=split)
-    result = {"dataset": graded["dataset"], "version": graded["version"], "split": split, "model": args.model,
-              "task": graded["task"], "digest": graded["digest"], "metrics": graded["metrics"],
-              **{k: graded[k] for k in ("task_version", "horizon", "description", "skipped_snapshots",
-                                        "validity_screen", "warnings") if k in graded}}
-    _print_result(result, args.json)
+    graded = api.run_baseline(args.model, args.name, task=args.task, split=args.split, out=args.out or None,
+                              cache_dir=args.cache_dir)
+    _print_result(graded.to_json(), args.json)
     return 0
 
 

@@ -192,11 +192,17 @@ class Manifest:
 def frozen(value: Any) -> Any:
     """A JSON value made read-only, as every parsed manifest holds it: mappings as ``MappingProxyType``, lists as
     tuples, all the way down (:func:`plain` turns it back)."""
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind in _SCALARS:  # the common case first: an isinstance check against an ABC is slow
+        return value
+    if kind is dict or isinstance(value, Mapping):
         return MappingProxyType({k: frozen(v) for k, v in value.items()})
-    if isinstance(value, list):
-        return tuple(frozen(v) for v in value)
+    if kind is list or isinstance(value, list):
+        return tuple([frozen(v) for v in value])
     return value
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def plain(value: Any) -> Any:
@@ -370,7 +376,7 @@ def read_derived_index(path: str | os.PathLike[str]) -> list[DerivedEntry]:
     try:
         return [DerivedEntry(name=e["name"], version=e["version"], derived_from=e["derivedFrom"],
                              transform=frozen(e["transform"]), manifest_sha256=e["manifestSha256"],
-                             bytes=int(e["bytes"]), num_rows=int(e["numRows"])) for e in doc["datasets"]]
+                             bytes=e["bytes"], num_rows=e["numRows"]) for e in doc["datasets"]]
     except (KeyError, TypeError, ValueError) as exc:
         raise ManifestError(f"{path}: an entry lacks {exc}; reinstall tgbhub") from exc
 

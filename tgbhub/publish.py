@@ -112,7 +112,7 @@ def select(catalogue: Registry, family: str, version: str, datasets: Sequence[st
 
 
 def _release(catalogue: Registry, manifest: Manifest, root: Path) -> Release:
-    _, entry = api.open_verified(manifest, root, offline=True, sources=["build"])  # parents first, if derived
+    _, entry = api.open_verified(manifest, root, api.Fetching(offline=True, sources=["build"]))  # parents first
     for item in manifest.files:
         actual = entry.sha256[item.name]  # recorded by the cache when it verified the file
         if actual != item.sha256:

@@ -180,7 +180,7 @@ def grade_task(name: str, file: str, options: Mapping[str, Any]) -> dict[str, An
     started = time.perf_counter()
     worker, _ = _where()
     try:
-        result = api.grade(name, file, **options)
+        result = api.grade(name, file, **options).to_json()
         status = {"status": "ok"}
     except TgbhubError as exc:
         result, status = {}, {"status": "failed", "error": str(exc)}

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tgbhub.errors import UnsupportedTaskError
+from tgbhub.evaluate.graded import Graded
 from tgbhub.manifest import Manifest
 
 RESULT_KEYS = ("dataset", "version", "model", "seed", "device", "epochs_run", "train_seconds", "metrics")
@@ -55,13 +56,14 @@ def task_for(manifest: Manifest, model: str, task: str | None = None) -> Mapping
 def train(model: str, name: str, *, version: str | None = None, seed: int = 42, device: str = "auto",
           epochs: int | None = None, out: str | os.PathLike[str] | None = None, task: str | None = None,
           split: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
-          hparams: Mapping[str, Any] | None = None, write: bool = True, **options: Any) -> dict[str, Any]:
+          hparams: Mapping[str, Any] | None = None, write: bool = True, **options: Any) -> Graded:
     """Train ``model`` on ``name``, grade its submission for ``split`` (the task's report split) and write the run.
 
     ``options`` are further :class:`~tgbhub.trainers.TrainConfig` fields (``batch_size``, ``lr``, ``patience``,
-    ``compile``, ``amp``, ``limit_batches``, ``progress``). Returns ``{"dataset", "version", "model", "seed",
-    "device", "epochs_run", "train_seconds", "metrics", ...}`` with ``metrics`` as the task's evaluator returns
-    them, plus the task, split, best epoch, history, hyper-parameters and the files written.
+    ``compile``, ``amp``, ``limit_batches``, ``progress``). Returns the :class:`~tgbhub.evaluate.graded.Graded` run
+    (``kind="train"``): the evaluator's result (dataset, version, digests, task, split, ``metrics``), the model, and
+    the run's ``seed``, ``device``, ``epochs_run``, ``train_seconds``, best epoch, history, hyper-parameters and the
+    files written.
 
     >>> tgbhub.train("dlinear", "chaosnet/k0.5-rho0.3-n8", seed=42)  # doctest: +SKIP
 
@@ -83,17 +85,15 @@ def train(model: str, name: str, *, version: str | None = None, seed: int = 42, 
     graded_split = choose_split(dataset.manifest, chosen, split)
     submission = trainer.predict(dataset, chosen, graded_split)
     graded = api.get_evaluator(dataset, chosen.get("name")).evaluate(submission, split=graded_split)
-    result = {"dataset": dataset.name, "version": dataset.version, "model": model, "seed": seed,
-              "device": report.device, "epochs_run": report.epochs_run, "train_seconds": report.train_seconds,
-              "metrics": graded["metrics"], "task": chosen.get("name"), "split": graded_split,
-              "best_epoch": report.best_epoch, "best_val": {report.val_metric: report.best_val},
-              "hyperparameters": trainer.hyperparameters(),
-              "history": report.history,
-              **{k: graded[k] for k in ("validity_screen", "warnings") if k in graded}}
+    run: dict[str, Any] = {"seed": seed, "device": report.device, "epochs_run": report.epochs_run,
+                           "train_seconds": report.train_seconds, "best_epoch": report.best_epoch,
+                           "best_val": {report.val_metric: report.best_val},
+                           "hyperparameters": trainer.hyperparameters(), "history": report.history}
     if write:
         folder = Path(out) if out is not None else default_out(model, dataset.name, seed)
-        result["files"] = _write_run(folder, trainer, config, dataset, chosen, report, submission, result)
-    return result
+        run["files"] = _write_run(folder, trainer, config, dataset, chosen, report, submission,
+                                  Graded("train", graded, model, run).to_json())
+    return Graded("train", graded, model=model, run=run)
 
 
 def _write_run(folder: Path, trainer: Any, config: Any, dataset: Any, task: Mapping[str, Any], report: Any,

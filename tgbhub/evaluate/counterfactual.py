@@ -73,6 +73,7 @@ import pyarrow.parquet as pq
 
 from tgbhub.errors import MissingExtraError, ScoreError, SubmissionError
 from tgbhub.evaluate.counterfactual_stats import CAPTURES, FAILS, INCONCLUSIVE, compare, mean_ci95, welch_p
+from tgbhub.evaluate.graded import Graded
 from tgbhub.evaluate.metrics import average_precision, auroc, generative_scores
 from tgbhub.evaluate.ranking import RankingEvaluator
 from tgbhub.evaluate.submission import ListColumn, read_submission
@@ -178,6 +179,16 @@ def condition_metrics(dataset: Any, task: str, submission: Any) -> dict[str, flo
         SubmissionError: for a malformed submission (through the ranking evaluator).
         ManifestError: if ``dataset`` declares no task ``task``.
     """
+    return dict(condition_result(dataset, task, submission)["metrics"])
+
+
+def condition_result(dataset: Any, task: str, submission: Any) -> dict[str, Any]:
+    """The ranking evaluator's result of ``submission`` on one condition, its metrics with AU-ROC and AP added (see
+    :func:`condition_metrics`).
+
+    Raises:
+        SubmissionError, ManifestError: as :func:`condition_metrics`.
+    """
     chosen = dataset.manifest.task_named(task)
     evaluator = RankingEvaluator(dataset.manifest, chosen, dataset)
     graded = evaluator.evaluate(submission, split="test")
@@ -185,7 +196,7 @@ def condition_metrics(dataset: Any, task: str, submission: Any) -> dict[str, flo
     negatives: ListColumn = columns["neg_scores"]
     pos = np.asarray(columns["pos_score"], dtype=np.float64)
     neg = np.asarray(negatives.values, dtype=np.float64)
-    return {**graded["metrics"], "auroc": auroc(pos, neg), "ap": average_precision(pos, neg)}
+    return {**graded, "metrics": {**graded["metrics"], "auroc": auroc(pos, neg), "ap": average_precision(pos, neg)}}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -329,7 +340,9 @@ class Report:
     """What :func:`evaluate_counterfactual` found: one row per (model, setting, kind, metric), plus the raw values.
 
     ``values[(model, condition)][metric]`` lists the metric per run (``condition`` is ``"real"`` or a variant name);
-    ``distances[kind]`` the kind's ATD/ACD against the real test split; ``validity[kind]`` the precheck.
+    ``graded`` holds each (model, condition, run) as the one result type of graded runs
+    (:class:`~tgbhub.evaluate.graded.Graded`, ``kind="counterfactual"``); ``distances[kind]`` the kind's ATD/ACD
+    against the real test split; ``validity[kind]`` the precheck.
     """
 
     dataset: str
@@ -339,6 +352,7 @@ class Report:
     models: list[str]
     rows: list[dict[str, Any]] = field(default_factory=list)
     values: dict[tuple[str, str], dict[str, list[float]]] = field(default_factory=dict)
+    graded: list[Graded] = field(default_factory=list)
     distances: dict[str, dict[str, Any]] = field(default_factory=dict)
     validity: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: the kind of every distorted condition (variant name -> ``shuffle``, ``intense-k5``, ...)
@@ -469,8 +483,9 @@ def shuffle_precheck(real: Any, shuffles: Sequence[Any]) -> dict[str, Any]:
 
 
 def _score_all(chosen: Sequence[Condition], runs: Sequence[int], predict: Predict | None,
-               predictions: Mapping[tuple[str, int], Any] | None, model: str) -> dict[str, dict[str, list[float]]]:
-    """Per condition, each metric's value per run.
+               predictions: Mapping[tuple[str, int], Any] | None, model: str,
+               graded: list[Graded]) -> dict[str, dict[str, list[float]]]:
+    """Per condition, each metric's value per run; each graded (condition, run) is appended to ``graded``.
 
     Raises:
         ScoreError: if ``predictions`` lack a condition and run that ``predict`` would have been asked for.
@@ -487,7 +502,10 @@ def _score_all(chosen: Sequence[Condition], runs: Sequence[int], predict: Predic
                                      f"run {run}; score every condition in every run, or restrict kinds/seeds")
             else:
                 submission = predict(condition.dataset, condition.task, run)  # type: ignore[misc]
-            for metric, value in condition_metrics(condition.dataset, condition.task, submission).items():
+            result = condition_result(condition.dataset, condition.task, submission)
+            graded.append(Graded("counterfactual", result, model=model,
+                                 run={"condition": condition.variant, "run": run}))
+            for metric, value in result["metrics"].items():
                 if metric in per_metric:
                     per_metric[metric].append(float(value))
         out[condition.variant] = per_metric
@@ -529,7 +547,8 @@ def evaluate_counterfactual(real: Any, variants: Sequence[Any], models: Mapping[
             chosen_runs = sorted({run for variant, run in predictions if variant == REAL}) or [0]
         else:
             chosen_runs = [0]
-        scored = _score_all(chosen, chosen_runs, None if predictions is not None else source, predictions, label)
+        scored = _score_all(chosen, chosen_runs, None if predictions is not None else source, predictions, label,
+                            report.graded)
         for condition, per_metric in scored.items():
             report.values[(label, condition)] = per_metric
         role = "control" if label in control_set else "model"

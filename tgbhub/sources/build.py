@@ -109,9 +109,9 @@ def build_and_install(root: Path, name: str, version: str, build: OnRequest, *, 
     the files then come through the normal verified path (hub, mirror or build); any other is warned about and the
     dataset built here. ``reuse=False`` builds even when a document is stored (an import reads its release again).
 
-    Concurrent callers build once: the others wait for the lock and read the stored document. The document takes its
-    name last, so a stored one always has a verified entry beside it (a later loss of the entry is rebuilt from its
-    recipe, like any published dataset).
+    Concurrent callers build once: the others wait for the lock and read the stored document. A document built here
+    takes its name last, after its files were verified and installed; a lost entry (or one never installed, for a
+    document taken from a hub) is fetched or rebuilt from the document's recipe, like any published dataset.
 
     Raises:
         GenerationError: whatever the build raises (nothing is installed or stored).
@@ -137,16 +137,18 @@ def build_and_install(root: Path, name: str, version: str, build: OnRequest, *, 
         if _stored_published(stored, name, version, expected_sha256, fetch_published):
             return load(stored), False  # type: ignore[return-value]
         texts: list[str] = []
+        parsed: list[tuple[T, Manifest]] = []
 
         def fetch(staging: Path) -> Fetched:
             document, fetched = build(staging)
             texts.append(json.dumps(document, indent=1, ensure_ascii=False) + "\n")
             _check_published(name, version, texts[0], expected_sha256)
+            parsed.append(parse(json.loads(texts[0])))  # what a later load reads back from the stored text
             return fetched
 
-        install_locked(root, name, version, fetch, lambda fetched, staging: parse(json.loads(texts[0]))[1])
+        install_locked(root, name, version, fetch, lambda fetched, staging: parsed[0][1])
         write_text_atomic(stored, texts[0])
-    return parse(json.loads(texts[0]))[0], True
+    return parsed[0][0], True
 
 
 def _stored_published(stored: Path, name: str, version: str, expected_sha256: str | None,

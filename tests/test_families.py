@@ -69,3 +69,12 @@ def test_every_t_grab_manifest_is_what_the_generators_write_today(tmp_path: Path
     assert len(written) == 52
     for path in written:
         assert path.read_bytes() == (ROOT / path.relative_to(tmp_path)).read_bytes(), path
+
+
+@pytest.mark.slow
+def test_the_derived_index_is_what_the_generators_write_today(tmp_path: Path) -> None:
+    """The authoring side derives all 1,560 published variants again: the index it writes is the shipped one, and
+    no variant manifest file is written (they are derived on request, tests/test_derive.py)."""
+    assert generate_manifests(["--family", "tlpcf", "--manifests", str(tmp_path)]) == 0
+    assert (tmp_path / "t-grab" / "derived.json").read_bytes() == (ROOT / "t-grab" / "derived.json").read_bytes()
+    assert not list(tmp_path.glob("t-grab/*~*"))

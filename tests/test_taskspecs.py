@@ -100,6 +100,8 @@ def test_a_toy_task_and_a_toy_transform_are_listed_built_loaded_offline_and_grad
     variant = f"{BASE}~late-d1-s0"
     assert main(["list", "--transforms", "--json"]) == 0
     assert "late" in {card["name"] for card in json.loads(capsys.readouterr().out)}
+    assert main(["list", "--tasks", "--json"]) == 0
+    assert [card["name"] for card in json.loads(capsys.readouterr().out)] == ["window-forecast", "last-time"]
     assert main(["--cache-dir", cache, "build", variant, "--tasks", "--json"]) == 0
     built = json.loads(capsys.readouterr().out)
     assert [(row["name"], row["tasks"]) for row in built] == [(variant, ["window-forecast", "last-time"])]

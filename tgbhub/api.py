@@ -25,7 +25,7 @@ from tgbhub.sources.hf import HubSource
 from tgbhub.sources.http import MirrorSource
 from tgbhub.taskcache import document_on_request, ensure_task_cached
 from tgbhub.taskdocs import TaskDocument, documents_for, with_tasks
-from tgbhub.taskspecs import TaskSpec, declared_on_request, task_spec
+from tgbhub.taskspecs import TaskSpec, declared_on_request, task_spec, task_specs
 
 _REGISTRY = Registry()
 Names = str | Sequence[str] | None
@@ -93,6 +93,13 @@ def transforms() -> list[dict[str, Any]]:
     from tgbhub.sources.build import transform_cards
 
     return transform_cards()
+
+
+def task_cards() -> list[dict[str, Any]]:
+    """Every registered task (:mod:`tgbhub.taskspecs`): name, type, version, summary, the dataset kinds that declare
+    it, and whether it has artifacts."""
+    return [{"name": spec.name, "type": spec.type, "version": spec.version, "summary": spec.summary,
+             "applies_to": sorted(spec.applies_to), "artifacts": spec.artifacts is not None} for spec in task_specs()]
 
 
 def importer_names() -> list[str]:

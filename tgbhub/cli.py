@@ -51,6 +51,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         return _list_transforms(args.json)
     if args.importers:
         return _list_importers(args.json)
+    if args.tasks:
+        return _list_tasks(args.json)
     registry = api.registry()
     if args.family and args.family not in registry.families():
         raise TgbhubError(f"unknown family {args.family!r}; families: {', '.join(registry.families())}")
@@ -87,6 +89,17 @@ def _rows(registry: Any, names: Sequence[str]) -> list[dict[str, Any]]:
                      "splits": list(parent.splits), "bytes": entry.bytes, "derived_from": entry.derived_from,
                      "transform": plain(entry.transform)})
     return rows
+
+
+def _list_tasks(as_json: bool) -> int:
+    """The registered tasks a dataset declares on request when no bundled task document does."""
+    found = api.task_cards()
+    if as_json:
+        print(json.dumps(found, indent=1))
+        return 0
+    for card in found:
+        print(f"{card['summary']} (version {card['version']}); declared for {', '.join(card['applies_to'])} datasets")
+    return 0
 
 
 def _list_importers(as_json: bool) -> int:
@@ -623,6 +636,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--derived", action="store_true",
                          help="also list derived datasets (distorted variants), one row each")
     listing.add_argument("--json", action="store_true", help="every dataset, derived ones included, as JSON")
+    listing.add_argument("--tasks", action="store_true",
+                         help="list the registered tasks every dataset of a kind declares (e.g. window-forecast)")
     listing.add_argument("--importers", action="store_true",
                          help="list the benchmarks whose releases `tgbhub import SOURCE NAME` converts")
     listing.add_argument("--transforms", action="store_true",

@@ -91,41 +91,33 @@ def _rows(registry: Any, names: Sequence[str]) -> list[dict[str, Any]]:
     return rows
 
 
+def _print_cards(cards: Sequence[Mapping[str, Any]], as_json: bool, lines: Any) -> int:
+    """Plug-in cards as JSON, or ``lines(card)`` (a list of lines) for each."""
+    if as_json:
+        print(json.dumps(list(cards), indent=1))
+    else:
+        print("\n".join(line for card in cards for line in lines(card)))
+    return 0
+
+
 def _list_tasks(as_json: bool) -> int:
     """The registered tasks a dataset declares on request when no bundled task document does."""
-    found = api.task_cards()
-    if as_json:
-        print(json.dumps(found, indent=1))
-        return 0
-    for card in found:
-        print(f"{card['summary']} (version {card['version']}); declared for {', '.join(card['applies_to'])} datasets")
-    return 0
+    return _print_cards(api.task_cards(), as_json, lambda card: [
+        f"{card['summary']} (version {card['version']}); declared for {', '.join(card['applies_to'])} datasets"])
 
 
 def _list_importers(as_json: bool) -> int:
     """The registered importers: ``tgbhub import SOURCE NAME``'s choices, their families and what they import."""
-    found = api.importers()
-    if as_json:
-        print(json.dumps(found, indent=1))
-        return 0
-    for item in found:
-        print(f"{item['name']}: {item['summary']}; datasets named {item['family']}/NAME, e.g. `tgbhub import "
-              f"{item['name']} {item['example']}`")
-    return 0
+    return _print_cards(api.importers(), as_json, lambda item: [
+        f"{item['name']}: {item['summary']}; datasets named {item['family']}/NAME, e.g. `tgbhub import "
+        f"{item['name']} {item['example']}`"])
 
 
 def _list_transforms(as_json: bool) -> int:
     """The registered transforms: name, what it does, its parameters with bounds, the dataset kinds it applies to."""
-    cards = api.transforms()
-    if as_json:
-        print(json.dumps(cards, indent=1))
-        return 0
-    for card in cards:
-        print(f"{card['name']}: {card['summary']}")
-        print(f"  applies to: {', '.join(card['applies_to'])}; e.g. BASE{card['example']}")
-        for param in card["params"]:
-            print(f"  {param}")
-    return 0
+    return _print_cards(api.transforms(), as_json, lambda card: [
+        f"{card['name']}: {card['summary']}", f"  applies to: {', '.join(card['applies_to'])}; e.g. "
+        f"BASE{card['example']}", *(f"  {param}" for param in card["params"])])
 
 
 def _task_lines(task: Mapping[str, Any]) -> list[str]:

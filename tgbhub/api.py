@@ -251,10 +251,10 @@ def _derived(name: str, version: str | None, root: Path, settings: Fetching,
              missing: DatasetNotFoundError, catalogue: Registry) -> tuple[Manifest, bool]:
     """The manifest of the derived dataset ``name`` (built on request), and whether this call built it; or
     ``missing`` again (with import advice where a benchmark's release has the name) if it names no variant."""
-    advice = _import_advice(name, version)
-    if advice is not None:
-        raise DatasetNotFoundError.with_advice(name.partition("@")[0], advice) from missing
     if DERIVED_MARK not in name:  # only derived names ("base~transform") can be built on request
+        advice = _import_advice(name, version)
+        if advice is not None:
+            raise DatasetNotFoundError.with_advice(name.partition("@")[0], advice) from missing
         raise missing
     from tgbhub.derive import variant_on_request  # imports the build source: only for this path
     from tgbhub.evaluate.metrics import generative_scores  # a variant's manifest records ATD/ACD to its parent

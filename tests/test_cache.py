@@ -155,3 +155,49 @@ def test_concurrent_processes_build_once(cache_dir: Path) -> None:
         worker.join(120)
     sources = sorted(queue.get(timeout=5) for _ in workers)
     assert sources == ["build", "cache", "cache"]
+
+
+def _flip_keeping_mtime(path: Path, offset: int = 100) -> None:
+    """Bit rot: one byte changed, size and mtime as before (the quick check cannot see it)."""
+    info = path.stat()
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0xFF
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+def test_verify_finds_a_flipped_byte_with_its_mtime_kept_and_repairs_it(cache_dir: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from tgbhub.cli import main
+
+    good = tgbhub.load_dataset(NAME, cache_dir=cache_dir, offline=True)
+    manifest = resolve(NAME)
+    folder = cache.version_dir(cache_dir, manifest)
+    _flip_keeping_mtime(folder / "edges.parquet")
+    assert cache.plan(manifest, cache_dir).action == "hit"  # invisible to the cheap check
+    assert main(["--cache-dir", str(cache_dir), "verify", NAME, "--offline", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"name": NAME, "version": "1.0.0", "status": "repaired",
+                                                    "files": ["edges.parquet"]}]
+    assert cache.reverify(manifest, cache_dir) == ("ok", [])
+    again = tgbhub.load_dataset(NAME, cache_dir=cache_dir, offline=True)
+    assert again.digest == good.digest and np.array_equal(again.dst, good.dst)
+    _flip_keeping_mtime(folder / "edges.parquet.dst.npy", offset=-3)  # a derived column file: re-derived in place
+    assert tgbhub.api.verify([NAME], cache_dir=cache_dir) == [{"name": NAME, "version": "1.0.0",
+                                                              "status": "repaired", "files": ["edges.parquet"]}]
+    assert np.array_equal(tgbhub.load_dataset(NAME, cache_dir=cache_dir, offline=True).dst, good.dst)
+
+
+def test_load_with_full_verification_refetches_a_rotten_file(cache_dir: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from tgbhub.cli import main
+
+    tgbhub.load_dataset(NAME, cache_dir=cache_dir, offline=True)
+    _flip_keeping_mtime(cache.version_dir(cache_dir, resolve(NAME)) / "edges.parquet")
+    assert tgbhub.load_dataset(NAME, cache_dir=cache_dir, offline=True, verify="full").source == "build"
+    assert tgbhub.api.verify(cache_dir=cache_dir, repair=False) == [{"name": NAME, "version": "1.0.0",
+                                                                    "status": "ok", "files": []}]
+    _flip_keeping_mtime(cache.version_dir(cache_dir, resolve(NAME)) / "edges.parquet")
+    assert main(["--cache-dir", str(cache_dir), "verify", "--all", "--no-repair"]) == 1
+    assert "damaged" in capsys.readouterr().out and cache.plan(resolve(NAME), cache_dir).action == "miss"
+    with pytest.raises(tgbhub.InvalidNameError, match="verify='deep'"):
+        tgbhub.load_dataset(NAME, cache_dir=cache_dir, verify="deep")

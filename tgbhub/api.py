@@ -15,8 +15,8 @@ from tgbhub import cache, config
 from tgbhub.data import TemporalGraphDataset, TrajectoryDataset, open_dataset
 from tgbhub.evaluate.graded import Graded
 from tgbhub.errors import (DatasetNotFoundError, FetchError, GenerationError, IntegrityError, InvalidNameError,
-                           ManifestError, SourceUnavailableError, SourceWarning, UnsupportedTaskError)
-from tgbhub.manifest import Manifest, require_kind
+                           ManifestError, SourceUnavailableError, SourceWarning, TgbhubError, UnsupportedTaskError)
+from tgbhub.manifest import Manifest, read_manifest, require_kind
 from tgbhub.progress import Steps
 from tgbhub.registry import DERIVED_MARK, Registry
 from tgbhub.sources import Source
@@ -190,7 +190,7 @@ def prepare_tasks(name: str, *, cache_dir: str | os.PathLike[str] | None = None,
 
 def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.PathLike[str] | None = None,
                  offline: bool | None = None, hub_endpoint: str | None = None, mirrors: Names = None,
-                 sources: Names = None) -> TemporalGraphDataset | TrajectoryDataset:
+                 sources: Names = None, verify: str = "quick") -> TemporalGraphDataset | TrajectoryDataset:
     """Load a dataset version, from the verified cache or else from the first source that can serve it.
 
     ``name`` is ``family/name`` and may carry ``@version``; without a version the newest is loaded. The cache root
@@ -199,7 +199,9 @@ def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.P
     ``$TGBHUB_MIRRORS``, then the local build. A source that fails or serves bytes that do not match the manifest is
     reported with a :class:`~tgbhub.errors.SourceWarning` and skipped. ``ds.source`` says who served the call
     (``cache``, ``hub``, ``mirror`` or ``build``). In offline mode (``offline=True`` or ``TGBHUB_OFFLINE=1``) no
-    socket is opened: only the cache and the local build serve. A derived dataset's parent is loaded first, the same
+    socket is opened: only the cache and the local build serve. ``verify="full"`` re-hashes every cached file first
+    (bit rot keeps a file's size and mtime, which is all the default ``"quick"`` check reads) and repairs what it
+    finds, as ``tgbhub verify`` does. A derived dataset's parent is loaded first, the same
     way; a canonical variant name that is not published (another ``k`` or seed, e.g. ``~intense-k2-s11`` after a
     base name) is built on request from its verified parent (see :mod:`tgbhub.derive`).
 
@@ -213,8 +215,12 @@ def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.P
         GenerationError: for a variant built on request with an unknown kind or invalid parameters.
         SourceUnavailableError: if the cache misses and no source could provide verified bytes (lists each reason).
     """
+    if verify not in ("quick", "full"):
+        raise InvalidNameError(f"verify={verify!r}: pass 'quick' (sizes and mtimes) or 'full' (re-hash every file)")
     root = config.cache_root(cache_dir)
     settings = Fetching(offline=offline, hub_endpoint=hub_endpoint, mirrors=mirrors, sources=sources)
+    if verify == "full":
+        _verify_cached(name, version, root)
     built_on_request = False
     imported = _imported(name, version, root)
     if imported is not None:
@@ -227,6 +233,78 @@ def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.P
     if built_on_request:
         dataset.source = "build"  # this call built it; open_verified then found it in the cache
     return dataset
+
+
+def verify(names: Sequence[str] | None = None, *, cache_dir: str | os.PathLike[str] | None = None,
+           offline: bool | None = None, repair: bool = True) -> list[dict[str, Any]]:
+    """Re-hash every file of the named datasets' cache entries (default: every entry the cache holds), whatever their
+    sizes and mtimes say, and repair what is damaged: column files are re-derived from their verified artifacts, and
+    an entry whose artifact changed is withdrawn and, with ``repair``, fetched or rebuilt through the usual sources.
+    One row per dataset version: ``{"name", "version", "status", "files"}``, ``status`` one of ``ok``, ``repaired``
+    (``files`` says which), ``damaged`` (withdrawn, not repaired) or ``missing`` (not in the cache).
+
+    Raises:
+        InvalidNameError, DatasetNotFoundError, VersionNotFoundError: for a bad or unknown name.
+        SourceUnavailableError: if a damaged entry cannot be fetched or rebuilt.
+    """
+    root = config.cache_root(cache_dir)
+    targets = ([_cached_manifest(n, None, root) for n in names] if names else _every_cached(root))
+    rows = []
+    for manifest in targets:
+        status, files = cache.reverify(manifest, root)
+        if status == "damaged" and repair:
+            load_dataset(manifest.name, manifest.version, cache_dir=root, offline=offline)
+            status = "repaired"
+        rows.append({"name": manifest.name, "version": manifest.version, "status": status, "files": files})
+    return rows
+
+
+def _verify_cached(name: str, version: str | None, root: Path) -> None:
+    """``load_dataset(..., verify="full")``: re-hash the cached entry (if any) before it is opened; a damaged one is
+    withdrawn, so the load that follows fetches or rebuilds it."""
+    try:
+        manifest = _cached_manifest(name, version, root)
+    except DatasetNotFoundError:
+        return  # a variant not derived yet, an import not imported: nothing cached to verify
+    cache.reverify(manifest, root)
+
+
+def _cached_manifest(name: str, version: str | None, root: Path) -> Manifest:
+    """The manifest of ``name`` as the cache at ``root`` knows it: imported, derived there, or bundled.
+
+    Raises:
+        InvalidNameError, DatasetNotFoundError, VersionNotFoundError: for a bad or unknown name.
+    """
+    from tgbhub.registry import parse_reference
+
+    reference = parse_reference(name, version)
+    imported = _imported(name, version, root)
+    if imported is not None:
+        return imported
+    stored = cache.stored_manifest_path(root, reference.name, reference.version) if reference.version else None
+    if stored is not None and stored.is_file():
+        return read_manifest(stored)
+    try:
+        return resolve(name, version)
+    except DatasetNotFoundError:
+        kept = sorted(cache.stored_manifest_path(root, reference.name, "0.0.0").parent.glob("*.manifest.json"))
+        if DERIVED_MARK in reference.name and kept:  # derived here; the newest it holds
+            return read_manifest(kept[-1])
+        raise
+
+
+def _every_cached(root: Path) -> list[Manifest]:
+    """The manifest of every complete entry in the cache at ``root`` (``<family>/<name>/<version>/COMPLETE``) that
+    this tgbhub can name: bundled, derived or imported there."""
+    found = []
+    for marker in sorted(root.glob(f"*/*/*/{cache.MARKER}")):
+        folder = marker.parent
+        name, version = f"{folder.parent.parent.name}/{folder.parent.name}", folder.name
+        try:
+            found.append(_cached_manifest(name, version, root))
+        except TgbhubError:
+            continue  # a task's artifacts (verified with their dataset's task documents) or a foreign folder
+    return found
 
 
 def manifest_of(name: str, version: str | None = None, *, cache_dir: str | os.PathLike[str] | None = None,

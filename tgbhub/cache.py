@@ -253,6 +253,45 @@ def _repair(manifest: Manifest, root: Path) -> CacheEntry | None:
     return _entry(folder, manifest, marker)
 
 
+def reverify(manifest: Manifest, root: Path) -> tuple[str, list[str]]:
+    """Re-hash every file of ``manifest``'s cache entry, whatever its size and mtime say (bit rot keeps both), under
+    the entry's lock; return ``(status, damaged files)``.
+
+    ``status`` is ``"ok"`` (every artifact has the sha256 recorded when it was verified and every column file holds
+    the manifest's values), ``"repaired"`` (only column files were damaged: re-derived from their verified
+    artifacts), ``"damaged"`` (an artifact's bytes changed: the entry is withdrawn, its ``COMPLETE`` removed, so the
+    next load fetches or rebuilds it) or ``"missing"`` (no complete entry).
+    """
+    with entry_lock(root, manifest.name, manifest.version):
+        folder = version_dir(root, manifest)
+        marker = _read_marker(folder)
+        if plan(manifest, root).action == "miss" or marker is None:
+            return "missing", []
+        damaged = [entry.name for entry in manifest.files
+                   if file_sha256(folder / entry.name) != marker["files"][entry.name]["sha256"]]
+        if damaged:
+            (folder / MARKER).unlink()
+            return "damaged", damaged
+        rederived = []
+        for entry in manifest.files:
+            if in_place(entry):
+                continue
+            paths = {c: folder / column_file(entry, c) for c in entry.columns}
+            expected = entry.digest or content_digest(read_columns(folder / entry.name, entry.encoding, entry.columns))
+            try:
+                intact = content_digest({c: np.load(p, allow_pickle=False) for c, p in paths.items()}) == expected
+            except (OSError, ValueError):  # a truncated or garbled .npy
+                intact = False
+            if not intact:
+                values = read_columns(folder / entry.name, entry.encoding, entry.columns)
+                marker["columns"][entry.name] = _write_columns(folder, entry, values)
+                rederived.append(entry.name)
+        for entry in manifest.files:  # the artifacts were re-read: their records stay, with today's mtimes
+            marker["files"][entry.name].update(_stat_record(folder / entry.name))
+        write_text_atomic(folder / MARKER, json.dumps(marker, indent=1))
+        return ("repaired", rederived) if rederived else ("ok", [])
+
+
 def install(manifest: Manifest, root: Path, fetch: Callable[[Path], Fetched]) -> tuple[CacheEntry, bool]:
     """Fetch into a private staging folder, verify, then move into place; return ``(entry, installed_now)``.
 

@@ -207,6 +207,23 @@ def cmd_get(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Re-hash the cached files of the named datasets (or of every cached one) and repair what is damaged; exit 1 if
+    something stays damaged."""
+    if not args.names and not args.all:
+        raise TgbhubError("nothing to verify: name datasets, or pass --all for every dataset in the cache")
+    rows = api.verify(args.names or None, cache_dir=args.cache_dir, offline=args.offline or None,
+                      repair=not args.no_repair)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    elif rows:
+        _print_table([{**row, "files": ", ".join(row["files"]) or "-"} for row in rows],
+                     ["name", "version", "status", "files"])
+    else:
+        print("the cache holds no dataset")
+    return 1 if any(row["status"] == "damaged" for row in rows) else 0
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     """Build every named dataset that can be built, here or as one task each on a Dask cluster (``--scheduler``);
     with ``--tasks`` also the artifacts of every task they declare through a task document (grading then needs
@@ -645,6 +662,14 @@ def build_parser() -> argparse.ArgumentParser:
     get.add_argument("--offline", action="store_true", help="open no socket: cache or local build only")
     get.add_argument("--json", action="store_true")
     get.set_defaults(run=cmd_get)
+    verify = commands.add_parser("verify", help="re-hash cached files (bit rot keeps sizes and mtimes) and repair")
+    verify.add_argument("names", nargs="*", help="family/name[@version] ... (default with --all: every cached one)")
+    verify.add_argument("--all", action="store_true", help="every dataset the cache holds")
+    verify.add_argument("--no-repair", action="store_true", help="report a damaged entry (withdrawn) without "
+                        "fetching or rebuilding it")
+    verify.add_argument("--offline", action="store_true", help="repair from the cache's own rebuild only")
+    verify.add_argument("--json", action="store_true")
+    verify.set_defaults(run=cmd_verify)
     build = commands.add_parser("build", help="regenerate datasets locally into the cache")
     build.add_argument("names", nargs="*", help="family/name[@version] ...")
     build.add_argument("--family", help="every dataset of a family")

@@ -52,7 +52,7 @@ def test_version_flag(capsys: pytest.CaptureFixture[str]) -> None:
 def test_list_shows_human_sizes(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "--family", "t-grab"]) == 0
     header, first = capsys.readouterr().out.splitlines()[:2]
-    assert header.split()[-2:] == ["size", "variants"] and first.split()[-2] in {"B", "KiB", "MiB"}
+    assert header.split()[-3:] == ["size", "variants", "status"] and first.split()[-3] in {"B", "KiB", "MiB"}
     assert [human_bytes(n) for n in (0, 1023, 1536, 5 * 2**30)] == ["0 B", "1023 B", "1.5 KiB", "5 GiB"]
 
 
@@ -110,3 +110,26 @@ def test_graded_inductive_split_says_what_it_skipped(capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     start = tgbhub.resolve("t-grab/ce-4").splits["test_inductive"][0]
     assert f"skipped: snapshots {start}..{start + 3} (4):" in out
+
+
+def test_every_dataset_is_discoverable_with_its_status(tmp_path, capsys) -> None:
+    """TGB's catalogue is listed (import required until imported), `info` prints its card offline, a bare name gets
+    its family suggested, and a dataset loaded into the cache is listed as cached."""
+    cache = str(tmp_path / "cache")
+    tgbhub.load_dataset("t-grab/pdet-2-16", cache_dir=cache, offline=True)
+    assert main(["--cache-dir", cache, "list", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    tgb = {name: row for name, row in rows.items() if name.startswith("tgb/")}
+    assert len(tgb) == 22 and {row["status"] for row in tgb.values()} == {"import required"}
+    assert tgb["tgb/tgbl-wiki"]["num_rows"] == 157474 and tgb["tgb/tgbl-wiki"]["import"] == "tgbhub import tgb tgbl-wiki"
+    assert rows["t-grab/pdet-2-16"]["status"] == "cached" and rows["t-grab/ce-64"]["status"] == "buildable"
+    assert rows["t-grab/ce-64~shuffle-s0"]["status"] == "buildable"
+    assert main(["--cache-dir", cache, "info", "tgb/tgbl-wiki", "--json"]) == 0
+    card = json.loads(capsys.readouterr().out)
+    assert card["status"] == "import required" and card["stats"]["num_nodes"] == 9227 and "@" in card["citation"]
+    assert main(["--cache-dir", cache, "info", "tgbl-wiki"]) == 2
+    assert "did you mean 'tgb/tgbl-wiki'" in capsys.readouterr().err
+    assert main(["--cache-dir", cache, "info", "ce-64"]) == 2
+    assert "did you mean 't-grab/ce-64'" in capsys.readouterr().err
+    assert main(["--cache-dir", cache, "list", "--family", "tgb"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 23

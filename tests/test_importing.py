@@ -391,3 +391,6 @@ def test_a_second_importer_from_its_own_folder_needs_one_registration_line(tmp_p
         tgbhub.load_dataset("toy/edges-c", cache_dir=cache, offline=True)
     assert main(["--cache-dir", cache, "import", "toy", "edges-a", "--from", str(tmp_path / "missing.csv")]) == 2
     assert "no such file" in capsys.readouterr().err
+    assert main(["--cache-dir", cache, "list", "--family", "toy", "--json"]) == 0
+    assert [(r["name"], r["status"], r["version"]) for r in json.loads(capsys.readouterr().out)] == [
+        ("toy/edges-a", "imported", "1.0.0"), ("toy/edges-b", "import required", None)]

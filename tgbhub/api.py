@@ -16,7 +16,7 @@ from tgbhub.data import TemporalGraphDataset, TrajectoryDataset, open_dataset
 from tgbhub.evaluate.graded import Graded
 from tgbhub.errors import (DatasetNotFoundError, FetchError, GenerationError, IntegrityError, InvalidNameError,
                            ManifestError, SourceUnavailableError, SourceWarning, TgbhubError, UnsupportedTaskError)
-from tgbhub.manifest import Manifest, read_manifest, require_kind
+from tgbhub.manifest import Manifest, plain, read_manifest, require_kind
 from tgbhub.progress import Steps
 from tgbhub.registry import DERIVED_MARK, Registry
 from tgbhub.sources import Source
@@ -80,11 +80,114 @@ def resolve(name: str, version: str | None = None) -> Manifest:
     """The manifest ``name`` (optionally ``@version``) refers to.
 
     Raises:
-        InvalidNameError: if the name is malformed (before any path is built).
+        InvalidNameError: if the name is malformed (before any path is built); a bare name that a family or an
+            importer's catalogue has gets its full name suggested (``tgbl-wiki`` -> ``tgb/tgbl-wiki``).
         DatasetNotFoundError: if no such dataset exists (with suggestions).
         VersionNotFoundError: if the version does not exist (listing the available ones).
     """
-    return _REGISTRY.lookup(name, version)
+    try:
+        return _REGISTRY.lookup(name, version)
+    except InvalidNameError as bad:
+        full = _importable_full_names(name) if isinstance(name, str) and "/" not in name else []
+        if full and "did you mean" not in str(bad):
+            raise InvalidNameError(f"{name!r} needs its family: did you mean {' or '.join(map(repr, full))}? "
+                                   f"(imported, not bundled: `tgbhub import {full[0].split('/')[0]} "
+                                   f"{name.partition('@')[0]}`)") from bad
+        raise
+
+
+def _importable_full_names(bare: str) -> list[str]:
+    """``family/bare`` for every importer whose catalogue has ``bare`` (without ``@version``)."""
+    from tgbhub.sources.build import importer_plugin
+
+    short, at, pinned = bare.partition("@")
+    found = []
+    for source in importer_names():
+        plugin = importer_plugin(source)
+        if short in plugin.names():
+            found.append(f"{plugin.family}/{short}{at}{pinned}")
+    return found
+
+
+def catalogue_rows(family: str | None = None, *, cache_dir: str | os.PathLike[str] | None = None
+                   ) -> list[dict[str, Any]]:
+    """Every dataset the hub knows, one row each, with its ``status`` in the cache at ``cache_dir``: the bundled and
+    published derived datasets (``cached`` or ``buildable``; a derived row comes from the derived index and its
+    parent, so listing builds nothing), then every importer catalogue's datasets (``imported`` or ``import
+    required``, with the published statistics and the ``import`` command).
+
+    Raises:
+        InvalidNameError: for a family nobody knows (naming the known ones).
+    """
+    from tgbhub.importing import stored_versions
+    from tgbhub.sources.build import importer_plugin
+
+    root = config.cache_root(cache_dir)
+    plugins = [importer_plugin(source) for source in importer_names()]
+    families = sorted({*_REGISTRY.families(), *(p.family for p in plugins)})
+    if family is not None and family not in families:
+        raise InvalidNameError(f"unknown family {family!r}; families: {', '.join(families)}")
+    rows = _catalogue_rows(_REGISTRY.names(family) if family in (None, *_REGISTRY.families()) else [], root)
+    for plugin in plugins:
+        if family not in (None, plugin.family):
+            continue
+        for short in plugin.names():
+            name, card = f"{plugin.family}/{short}", plugin.card(plugin.entry(short))
+            kept = stored_versions(root, name)
+            stats = card.get("stats", {})
+            rows.append({"name": name, "version": kept[-1].name.removesuffix(".manifest.json") if kept else None,
+                         "num_nodes": stats.get("num_nodes"), "num_rows": stats.get("num_edges"),
+                         "num_snapshots": stats.get("num_timestamps"), "splits": [], "bytes": None,
+                         "derived_from": None, "transform": None,
+                         "status": "imported" if kept else "import required", "import": card.get("import")})
+    return rows
+
+
+def _catalogue_rows(names: Sequence[str], root: Path) -> list[dict[str, Any]]:
+    """The summary row of each bundled or published derived name's newest version, with its cache status."""
+    rows = []
+    parents: dict[str, Manifest] = {}
+    for name in names:
+        version = _REGISTRY.versions(name)[-1]
+        entry = _REGISTRY.derived(name, version)
+        if entry is None:
+            manifest = resolve(name)
+            row = {"name": name, "version": manifest.version, "num_nodes": manifest.graph.get("num_nodes"),
+                   "num_rows": manifest.stats.get("num_rows"), "num_snapshots": manifest.graph.get("num_snapshots"),
+                   "splits": list(manifest.splits), "bytes": sum(f.size for f in manifest.files),
+                   "derived_from": manifest.derived_from, "transform": manifest.transform}
+            buildable = manifest.recipe is not None
+        else:
+            if entry.derived_from not in parents:
+                parents[entry.derived_from] = resolve(entry.derived_from)
+            parent = parents[entry.derived_from]
+            row = {"name": name, "version": entry.version, "num_nodes": parent.graph.get("num_nodes"),
+                   "num_rows": entry.num_rows, "num_snapshots": parent.graph.get("num_snapshots"),
+                   "splits": list(parent.splits), "bytes": entry.bytes, "derived_from": entry.derived_from,
+                   "transform": plain(entry.transform)}
+            buildable = True
+        status = "cached" if cache.is_complete(root, name, row["version"]) else "buildable" if buildable else "fetch"
+        rows.append({**row, "status": status})
+    return rows
+
+
+def catalogue_card(name: str) -> dict[str, Any] | None:
+    """The catalogue card of a dataset an importer's catalogue has (statistics, upstream, citation, the import
+    command), or ``None`` when ``name`` is no importer's.
+
+    Raises:
+        DatasetNotFoundError: for a name in an importer's family that its catalogue does not have (with suggestions).
+    """
+    from tgbhub.sources.build import importer_plugin
+
+    family, _, short = name.partition("@")[0].partition("/")
+    for plugin in (importer_plugin(source) for source in importer_names()):
+        if plugin.family == family:
+            try:
+                return plugin.card(plugin.entry(short))
+            except DatasetNotFoundError as unknown:
+                raise DatasetNotFoundError(name, [f"{family}/{s}" for s in unknown.suggestions]) from unknown
+    return None
 
 
 def transforms() -> list[dict[str, Any]]:
@@ -318,10 +421,13 @@ def manifest_of(name: str, version: str | None = None, *, cache_dir: str | os.Pa
         GenerationError, IntegrityError, SourceUnavailableError: as :func:`load_dataset`, for a derived dataset.
     """
     chosen = catalogue or _REGISTRY
+    root = config.cache_root(cache_dir)
+    imported = _imported(name, version, root) if catalogue is None else None
+    if imported is not None:
+        return imported
     try:
-        return chosen.lookup(name, version)
+        return resolve(name, version) if catalogue is None else catalogue.lookup(name, version)
     except DatasetNotFoundError as missing:
-        root = config.cache_root(cache_dir)
         return _derived(name, version, root, Fetching(offline=offline), missing, chosen)[0]
 
 

@@ -201,6 +201,13 @@ def plan(manifest: Manifest, root: Path) -> Plan:
     return Plan("hit", entry=_entry(folder, manifest, marker))
 
 
+def is_complete(root: Path, name: str, version: str) -> bool:
+    """Whether the cache at ``root`` holds a complete entry of ``name@version`` (its ``COMPLETE`` marker; a load still
+    checks it)."""
+    family, short = name.split("/", 1)
+    return (root / family / short / version / MARKER).is_file()
+
+
 def entry_lock(root: Path, name: str, version: str) -> FileLock:
     """The per-version lock every writer of ``name@version``'s entry takes (install, repair, on-request builds and
     the manifest they store); not re-entrant across instances, so take it once per operation."""

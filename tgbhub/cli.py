@@ -53,10 +53,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         return _list_importers(args.json)
     if args.tasks:
         return _list_tasks(args.json)
-    registry = api.registry()
-    if args.family and args.family not in registry.families():
-        raise TgbhubError(f"unknown family {args.family!r}; families: {', '.join(registry.families())}")
-    rows = _rows(registry, registry.names(args.family))
+    rows = api.catalogue_rows(args.family, cache_dir=args.cache_dir)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
@@ -65,30 +62,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         if row["derived_from"]:
             base = row["derived_from"].partition("@")[0]
             variants[base] = variants.get(base, 0) + 1
-    shown = [{**row, "size": human_bytes(row["bytes"]), "variants": variants.get(row["name"], 0)}
-             for row in rows if args.derived or not row["derived_from"]]
-    _print_table(shown, ["name", "version", "num_nodes", "num_rows", "num_snapshots", "size", "variants"])
+    shown = [{**row, "version": row["version"] or "-", "size": human_bytes(row["bytes"]) if row["bytes"] else "-",
+              "variants": variants.get(row["name"], 0)} for row in rows if args.derived or not row["derived_from"]]
+    _print_table(shown, ["name", "version", "num_nodes", "num_rows", "num_snapshots", "size", "variants", "status"])
     return 0
-
-
-def _rows(registry: Any, names: Sequence[str]) -> list[dict[str, Any]]:
-    """The summary row of each name's newest version; a published derived dataset's comes from the derived index and
-    its parent's manifest (its own manifest is derived on request: listing builds nothing)."""
-    rows = []
-    parents: dict[str, Manifest] = {}
-    for name in names:
-        entry = registry.derived(name, registry.versions(name)[-1])
-        if entry is None:
-            rows.append(_summary(api.resolve(name)))
-            continue
-        if entry.derived_from not in parents:
-            parents[entry.derived_from] = api.resolve(entry.derived_from)
-        parent = parents[entry.derived_from]
-        rows.append({"name": name, "version": entry.version, "num_nodes": parent.graph.get("num_nodes"),
-                     "num_rows": entry.num_rows, "num_snapshots": parent.graph.get("num_snapshots"),
-                     "splits": list(parent.splits), "bytes": entry.bytes, "derived_from": entry.derived_from,
-                     "transform": plain(entry.transform)})
-    return rows
 
 
 def _print_cards(cards: Sequence[Mapping[str, Any]], as_json: bool, lines: Any) -> int:
@@ -155,7 +132,16 @@ def _history_lines(manifest: Manifest, versions: Sequence[str]) -> list[str]:
 
 def cmd_info(args: argparse.Namespace) -> int:
     # a derived dataset's manifest is derived on request: its first `info` builds it into the cache
-    manifest = api.with_task_documents(api.manifest_of(args.name, cache_dir=args.cache_dir))
+    try:
+        manifest = api.with_task_documents(api.manifest_of(args.name, cache_dir=args.cache_dir))
+    except TgbhubError:
+        card = api.catalogue_card(args.name)  # a dataset an importer's catalogue has, not imported here
+        if card is None:
+            raise
+        card = {**card, "status": "import required"}
+        print(json.dumps(card, indent=1) if args.json else "\n".join(
+            f"{k:>14}: {v}" for k, v in card.items() if k != "citation") + f"\n{'citation':>14}:\n{card['citation']}")
+        return 0
     recipe = plain(manifest.raw.get("recipe")) or {}
     registry = api.registry()
     # a variant built on request is not in the catalogue: its versions are its base's

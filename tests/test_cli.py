@@ -1,4 +1,5 @@
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -133,3 +134,18 @@ def test_every_dataset_is_discoverable_with_its_status(tmp_path, capsys) -> None
     assert "did you mean 't-grab/ce-64'" in capsys.readouterr().err
     assert main(["--cache-dir", cache, "list", "--family", "tgb"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 23
+
+
+def test_global_options_go_before_or_after_any_command(tmp_path, capsys, monkeypatch) -> None:
+    cache = str(tmp_path / "cache")
+    monkeypatch.delenv("TGBHUB_OFFLINE", raising=False)
+    assert main(["build", "t-grab/pdet-2-16", "--cache-dir", cache, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["name"] == "t-grab/pdet-2-16"
+    assert main(["--json", "get", "t-grab/pdet-2-16", "--cache-dir", cache]) == 0
+    assert json.loads(capsys.readouterr().out)["source"] == "cache"
+    assert main(["--cache-dir", cache, "get", "t-grab/pdet-2-16", "--offline"]) == 0
+    assert "source: cache" in capsys.readouterr().out
+    assert main(["--offline", "--cache-dir", cache, "info", "t-grab/pdet-2-16~intense-k2-s1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["transform"]["params"]["k"] == 2
+    assert "TGBHUB_OFFLINE" not in os.environ  # --offline holds while the command runs, not after
+    assert (tmp_path / "cache" / "t-grab" / "pdet-2-16~intense-k2-s1" / "1.0.0.manifest.json").is_file()

@@ -529,8 +529,6 @@ def _add_forecast_stats_command(commands: Any) -> None:
     stats.add_argument("--json", action="store_true")
     stats.add_argument("--out", help="folder for forecast-stats-NAME.json and .png (default: ./forecast-stats-NAME/)")
     stats.add_argument("--no-files", action="store_true", help="print only; write no JSON or figure")
-    # also accepted after the command; SUPPRESS keeps `tgbhub --cache-dir DIR forecast-stats ...` working
-    stats.add_argument("--cache-dir", default=argparse.SUPPRESS, help="cache root (as the global --cache-dir)")
     stats.set_defaults(run=cmd_forecast_stats)
 
 
@@ -625,6 +623,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tgbhub", description="The dataset hub for temporal-graph learning.")
     parser.add_argument("--version", action="version", version=f"tgbhub {__version__}")
     parser.add_argument("--cache-dir", help="cache root (default: $TGBHUB_CACHE, else the user cache folder)")
+    parser.add_argument("--offline", action="store_true", help="open no socket (as TGBHUB_OFFLINE=1)")
+    parser.add_argument("--json", action="store_true", help="print JSON where the command has a JSON form")
     commands = parser.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="list datasets")
     listing.add_argument("--family", help="only this family, e.g. t-grab")
@@ -704,6 +704,7 @@ def build_parser() -> argparse.ArgumentParser:
     exporting.set_defaults(run=cmd_export)
     _add_forecast_stats_command(commands)
     _add_import_command(commands)
+    _accept_global_options(commands.choices.values())
     return parser
 
 
@@ -720,10 +721,47 @@ def _cli_warnings() -> Iterator[None]:
         yield
 
 
+#: options accepted before or after any command (``tgbhub --cache-dir X build N`` = ``tgbhub build N --cache-dir X``)
+GLOBAL_OPTIONS = ("--cache-dir", "--offline", "--json")
+
+
+def _accept_global_options(subcommands: Any) -> None:
+    """Let every command take the global options after its name too. A command's own definition keeps its help but
+    gets no default of its own (``SUPPRESS``), so an option given before the command is not reset by the command's
+    default; a command without one gets it added the same way."""
+    for sub in subcommands:
+        for option in GLOBAL_OPTIONS:
+            action = sub._option_string_actions.get(option)  # argparse keeps no public index of a parser's options
+            if action is not None:
+                action.default = argparse.SUPPRESS
+            elif option == "--cache-dir":
+                sub.add_argument(option, default=argparse.SUPPRESS, help="cache root (as the global --cache-dir)")
+            else:
+                sub.add_argument(option, action="store_true", default=argparse.SUPPRESS,
+                                 help=f"as the global {option}")
+
+
+@contextmanager
+def _offline(on: bool) -> Iterator[None]:
+    """``--offline`` for every command: TGBHUB_OFFLINE=1 while it runs (restored after, for in-process callers)."""
+    if not on:
+        yield
+        return
+    before = os.environ.get("TGBHUB_OFFLINE")
+    os.environ["TGBHUB_OFFLINE"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TGBHUB_OFFLINE", None)
+        else:
+            os.environ["TGBHUB_OFFLINE"] = before
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        with _cli_warnings():
+        with _cli_warnings(), _offline(args.offline):
             code = args.run(args)
         sys.stdout.flush()  # a closed pipe shows up here, inside the handler, not at interpreter exit
         return code

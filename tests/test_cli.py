@@ -125,6 +125,8 @@ def test_every_dataset_is_discoverable_with_its_status(tmp_path, capsys) -> None
     assert tgb["tgb/tgbl-wiki"]["num_rows"] == 157474 and tgb["tgb/tgbl-wiki"]["import"] == "tgbhub import tgb tgbl-wiki"
     assert rows["t-grab/pdet-2-16"]["status"] == "cached" and rows["t-grab/ce-64"]["status"] == "buildable"
     assert rows["t-grab/ce-64~shuffle-s0"]["status"] == "buildable"
+    lattice = rows["chaosnet/mini-k2.0-rho0.1-n8"]  # sites, and the 2 variables (q, p) of each
+    assert (lattice["num_nodes"], lattice["num_variables"]) == (8, 16)
     assert main(["--cache-dir", cache, "info", "tgb/tgbl-wiki", "--json"]) == 0
     card = json.loads(capsys.readouterr().out)
     assert card["status"] == "import required" and card["stats"]["num_nodes"] == 9227 and "@" in card["citation"]

@@ -184,3 +184,18 @@ def test_a_damaged_cached_file_is_rebuilt_and_a_touched_one_kept(tmp_path: Path)
     assert again.source == "build"
     published = again.manifest.raw["digest"][0]["state_per_ic"]
     assert [hashlib.sha256(np.ascontiguousarray(s).tobytes()).hexdigest() for s in again.states] == list(published)
+
+
+def test_to_torch_gives_every_split_and_the_graph_on_one_device(mini, monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    tensors = mini.to_torch("cpu")
+    assert set(tensors) == {*mini.manifest.splits, "edge_index"}
+    for split in mini.manifest.splits:
+        assert tensors[split].dtype == torch.float32 and tensors[split].device.type == "cpu"
+        assert np.array_equal(tensors[split].numpy(), mini.trajectories(split))
+    assert np.array_equal(tensors["edge_index"].numpy(), mini.edge_index())
+    raw = mini.to_torch("cpu", normalised=False, dtype=np.float64)["train"]
+    assert raw.dtype == torch.float64 and np.array_equal(raw.numpy(), mini.trajectories("train", normalised=False))
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(tgbhub.errors.MissingExtraError, match=r"pip install 'tgbhub\[torch\]'"):
+        mini.to_torch()

@@ -152,10 +152,14 @@ def _catalogue_rows(names: Sequence[str], root: Path) -> list[dict[str, Any]]:
         entry = _REGISTRY.derived(name, version)
         if entry is None:
             manifest = resolve(name)
-            row = {"name": name, "version": manifest.version, "num_nodes": manifest.graph.get("num_nodes"),
-                   "num_rows": manifest.stats.get("num_rows"), "num_snapshots": manifest.graph.get("num_snapshots"),
+            graph = manifest.graph
+            # a ChaosNet lattice's nodes are its sites; its state has 2 variables (q, p) per site
+            row = {"name": name, "version": manifest.version,
+                   "num_nodes": graph.get("num_sites", graph.get("num_nodes")),
+                   "num_rows": manifest.stats.get("num_rows"), "num_snapshots": graph.get("num_snapshots"),
                    "splits": list(manifest.splits), "bytes": sum(f.size for f in manifest.files),
-                   "derived_from": manifest.derived_from, "transform": manifest.transform}
+                   "derived_from": manifest.derived_from, "transform": manifest.transform,
+                   **({"num_variables": len(graph["variables"])} if "variables" in graph else {})}
             buildable = manifest.recipe is not None
         else:
             if entry.derived_from not in parents:

@@ -17,7 +17,7 @@ import numpy as np
 
 from tgbhub.columns import import_h5py
 from tgbhub.data.grading import EvaluatorFactory, Gradable
-from tgbhub.errors import InvalidNameError
+from tgbhub.errors import InvalidNameError, MissingExtraError
 from tgbhub.manifest import Manifest
 
 WINDOW_MODES = ("parity", "clean")
@@ -254,6 +254,25 @@ class TrajectoryDataset(Gradable):
             InvalidNameError: for an unknown split.
         """
         return self.trajectories(split, normalised=normalised, dtype=dtype).reshape(-1, self.num_nodes)
+
+    def to_torch(self, device: Any = None, *, normalised: bool = True, dtype: Any = np.float32) -> dict[str, Any]:
+        """Every split's trajectories ``(ICs, steps, 2N)`` (as :meth:`trajectories`) and the Jacobian graph's
+        ``edge_index`` (int64) as torch tensors on ``device`` (default: CUDA when available, else CPU), moved once.
+
+        Raises:
+            MissingExtraError: if torch is not installed (``pip install 'tgbhub[torch]'``).
+        """
+        try:
+            import torch
+        except ModuleNotFoundError as exc:
+            raise MissingExtraError("torch", "torch", "TrajectoryDataset.to_torch") from exc
+        target = torch.device(device) if device is not None else torch.device(
+            "cuda" if torch.cuda.is_available() else "cpu")
+        # np.array copies: the arrays may be read-only memory maps, which torch would warn about
+        tensors = {split: torch.from_numpy(np.array(self.trajectories(split, normalised=normalised, dtype=dtype)))
+                   for split in self.manifest.splits}
+        tensors["edge_index"] = torch.from_numpy(np.array(self.edge_index(), dtype=np.int64))
+        return {name: tensor.to(target) for name, tensor in tensors.items()}
 
     def windows(self, split: str, context: int = 48, horizon: int = 12, stride: int | None = None,
                 mode: str | None = None) -> Windows:

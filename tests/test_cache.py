@@ -201,3 +201,16 @@ def test_load_with_full_verification_refetches_a_rotten_file(cache_dir: Path,
     assert "damaged" in capsys.readouterr().out and cache.plan(resolve(NAME), cache_dir).action == "miss"
     with pytest.raises(tgbhub.InvalidNameError, match="verify='deep'"):
         tgbhub.load_dataset(NAME, cache_dir=cache_dir, verify="deep")
+
+
+def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    def full(self, text, *args, **kwargs):  # the disk fills up half way through the write
+        self.write_bytes(text[: len(text) // 2].encode())
+        raise OSError(errno.ENOSPC, "No space left on device", str(self))
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(OSError, match="No space left"):
+        cache.write_text_atomic(tmp_path / "a.json", '{"a": 1}')
+    assert list(tmp_path.iterdir()) == []

@@ -1,4 +1,5 @@
 import json
+import re
 import os
 import subprocess
 import sys
@@ -7,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import tgbhub
+from tgbhub import cli
 from tgbhub.cli import human_bytes, main
 
 
@@ -151,3 +153,28 @@ def test_global_options_go_before_or_after_any_command(tmp_path, capsys, monkeyp
     assert json.loads(capsys.readouterr().out)["transform"]["params"]["k"] == 2
     assert "TGBHUB_OFFLINE" not in os.environ  # --offline holds while the command runs, not after
     assert (tmp_path / "cache" / "t-grab" / "pdet-2-16~intense-k2-s1" / "1.0.0.manifest.json").is_file()
+
+
+@pytest.mark.parametrize("argv, code, words", [
+    (["get", "t-grab/" + "x" * 300], 2, "is 307 characters long; a name has at most 200"),
+    (["--cache-dir", "CACHE_IS_A_FILE", "get", "t-grab/pdet-2-16"], 2,
+     "cannot write t-grab/pdet-2-16@1.0.0 into the cache at .*: Not a directory; a path on the way is a file"),
+    (["--cache-dir", "CACHE", "baseline", "edgebank", "t-grab/pdet-2-16", "--out", "MISSING/out.parquet"], 2,
+     "out=.*missing/out.parquet': the folder .*missing does not exist; create it"),
+])
+def test_a_users_mistake_is_one_line_and_no_traceback(argv, code, words, tmp_path, capsys) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    paths = {"CACHE_IS_A_FILE": str(tmp_path / "file"), "CACHE": str(tmp_path / "cache"),
+             "MISSING/out.parquet": str(tmp_path / "missing" / "out.parquet")}
+    assert main([paths.get(a, a) for a in argv]) == code
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and re.search(words, lines[0]), lines
+
+
+def test_ctrl_c_exits_130_with_one_line(capsys, monkeypatch) -> None:
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_list", interrupted)
+    assert main(["list"]) == 130
+    assert capsys.readouterr().err.strip() == "tgbhub: interrupted (nothing half-written takes its final name)"

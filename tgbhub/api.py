@@ -14,8 +14,9 @@ import numpy as np
 from tgbhub import cache, config
 from tgbhub.data import TemporalGraphDataset, TrajectoryDataset, open_dataset
 from tgbhub.evaluate.graded import Graded
-from tgbhub.errors import (DatasetNotFoundError, FetchError, GenerationError, IntegrityError, InvalidNameError,
-                           ManifestError, SourceUnavailableError, SourceWarning, TgbhubError, UnsupportedTaskError)
+from tgbhub.errors import (CacheWriteError, DatasetNotFoundError, FetchError, GenerationError, IntegrityError,
+                           InvalidNameError, ManifestError, SourceUnavailableError, SourceWarning, TgbhubError,
+                           UnsupportedTaskError)
 from tgbhub.manifest import Manifest, plain, read_manifest, require_kind
 from tgbhub.progress import Steps
 from tgbhub.registry import DERIVED_MARK, Registry
@@ -566,6 +567,8 @@ def ensure_cached(manifest: Manifest, root: Path, sources: Sequence[Source],
             entry, installed = cache.install(manifest, root, lambda staging: source.fetch(manifest, staging))
             steps.step("verified and installed")
         except (IntegrityError, GenerationError, OSError) as exc:
+            if CacheWriteError.applies(exc):  # the cache's own disk, not the source: no other source can help
+                raise CacheWriteError(f"{manifest.name}@{manifest.version} into the cache", exc) from exc
             failures.append((label, str(exc)))
             warnings.warn(f"{manifest.name}@{manifest.version}: {label} failed, trying the next source: {exc}",
                           SourceWarning, stacklevel=3)
@@ -663,12 +666,15 @@ def run_baseline(model: str, name: str, *, task: str | None = None, split: str |
         DatasetNotFoundError, SourceUnavailableError: for a dataset that cannot be loaded.
         ManifestError: if the dataset declares no such task.
         UnsupportedTaskError: if ``model`` is not a baseline of the task's type (naming the task that has it).
-        InvalidNameError: for a split the task does not grade.
+        InvalidNameError: for a split the task does not grade, or an ``out`` whose folder does not exist.
     """
     from tgbhub.baselines import run_baseline as produce
     from tgbhub.evaluate.submission import write_submission
     from tgbhub.tasks import choose_split
 
+    if out is not None and not Path(out).parent.is_dir():  # before any work
+        raise InvalidNameError(f"out={os.fspath(out)!r}: the folder {Path(out).parent} does not exist; create it, or "
+                               "write into an existing folder")
     dataset = load_dataset(name, cache_dir=cache_dir, offline=offline)
     chosen = dataset.manifest.task_named(task)
     graded_split = choose_split(dataset.manifest, chosen, split)

@@ -82,8 +82,11 @@ def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a private temporary file: a reader never sees half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, path)
+    try:
+        temp.write_text(text, encoding="utf-8")
+        os.replace(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)  # gone after the rename; a failed write (full disk) leaves no .tmp behind
 
 
 def stored_manifest_path(root: Path, name: str, version: str) -> Path:
@@ -156,9 +159,12 @@ def _write_columns(folder: Path, entry: FileEntry, values: Mapping[str, np.ndarr
     for column in entry.columns:
         final = folder / column_file(entry, column)
         temp = final.with_name(f".{final.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-        with open(temp, "wb") as handle:
-            np.save(handle, np.ascontiguousarray(values[column]), allow_pickle=False)
-        os.replace(temp, final)
+        try:
+            with open(temp, "wb") as handle:
+                np.save(handle, np.ascontiguousarray(values[column]), allow_pickle=False)
+            os.replace(temp, final)
+        finally:
+            temp.unlink(missing_ok=True)  # a failed write (full disk) leaves no .tmp behind
         records[column] = _stat_record(final)
     return records
 

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from tgbhub import __version__, api
-from tgbhub.errors import InvalidNameError, TgbhubError
+from tgbhub.errors import CacheWriteError, InvalidNameError, TgbhubError
 from tgbhub.manifest import Manifest, plain
 
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
@@ -663,7 +663,7 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--derived", action="store_true",
                        help="with --family/--all: their published derived variants too (1,560 for t-grab)")
     build.add_argument("--tasks", action="store_true", help="also build the artifacts of every task the datasets "
-                       "declare through a task document (e.g. window-forecast negatives), so grading needs nothing more")
+                       "declare through a task document (e.g. window-forecast negatives), so grading needs no more")
     build.add_argument("--json", action="store_true", help="one row per dataset: status, digests, worker, seconds")
     _add_scheduler_options(build)
     build.set_defaults(run=cmd_build)
@@ -772,6 +772,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `tgbhub list | head` closed our stdout: stop quietly; point stdout at devnull so the exit flush is silent.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:  # after BrokenPipeError, which is one
+        if not CacheWriteError.applies(exc):
+            raise
+        print(f"tgbhub: error: {CacheWriteError('the output', exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tgbhub: interrupted (nothing half-written takes its final name)", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

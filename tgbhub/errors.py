@@ -6,6 +6,8 @@ what went wrong, with which value, and how to fix it.
 
 from __future__ import annotations
 
+import errno
+
 from collections.abc import Sequence
 
 
@@ -121,6 +123,35 @@ class VersionConflictError(PublishError, ValueError):
 
 class SchedulerUnavailableError(TgbhubError, OSError):
     """A Dask scheduler named by ``--scheduler`` did not answer; the message says how to start or reach one."""
+
+
+class CacheWriteError(TgbhubError, OSError):
+    """The cache (or an output folder) cannot be written: full disk, read-only file system, a path that is a file, no
+    permission. Not a source's fault, so no other source is tried; the message names the path and the way out."""
+
+    ADVICE = {
+        errno.ENOSPC: "the disk is full: free space, or point the cache elsewhere (--cache-dir DIR or TGBHUB_CACHE)",
+        errno.EDQUOT: "the disk quota is used up: free space, or point the cache elsewhere (--cache-dir DIR)",
+        errno.EROFS: "the file system is read-only: point the cache at a writable folder (--cache-dir DIR)",
+        errno.EACCES: "no permission to write there: point the cache at a folder you own (--cache-dir DIR)",
+        errno.EPERM: "no permission to write there: point the cache at a folder you own (--cache-dir DIR)",
+        errno.ENOTDIR: "a path on the way is a file, not a folder: pass a folder (--cache-dir DIR, --out DIR)",
+        errno.ENOENT: "a folder on the way does not exist: create it, or pass an existing one",
+    }
+
+    def __init__(self, what: str, exc: OSError) -> None:
+        self.what = what
+        path = exc.filename or "?"
+        advice = self.ADVICE.get(exc.errno or 0, "check the path and the disk")
+        super().__init__(exc.errno, f"cannot write {what} at {path}: {exc.strerror or exc}; {advice}")
+
+    def __str__(self) -> str:
+        return str(self.args[1])
+
+    @classmethod
+    def applies(cls, exc: BaseException) -> bool:
+        """Whether ``exc`` is a local write failure (full disk, read-only, not a folder, no permission)."""
+        return isinstance(exc, OSError) and not isinstance(exc, TgbhubError) and exc.errno in cls.ADVICE
 
 
 class SourceWarning(UserWarning):

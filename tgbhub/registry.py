@@ -18,6 +18,8 @@ from tgbhub.manifest import DERIVED_INDEX, DerivedEntry, Manifest, read_derived_
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._~-]*$")
 _VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 _EXAMPLE = "'t-grab/ce-64' or 't-grab/ce-64@1.0.0'"
+#: the longest ``family/name`` accepted: each part becomes a folder name, and file systems stop at 255 bytes
+MAX_NAME = 200
 #: separates a derived dataset's base name from its transform in its name
 DERIVED_MARK = "~"
 
@@ -54,6 +56,9 @@ def parse_reference(text: str, version: str | None = None) -> Reference:
     if at and not pinned:
         raise InvalidNameError(f"{text!r} ends in '@' with no version: write '{name}@MAJOR.MINOR.PATCH', or drop "
                                "the '@' for the newest version")
+    if len(name) > MAX_NAME:
+        raise InvalidNameError(f"dataset name {name[:40]!r}... is {len(name)} characters long; a name has at most "
+                               f"{MAX_NAME} (a file name on most file systems has at most 255 bytes)")
     if not _NAME.fullmatch(name) or ".." in name:
         raise InvalidNameError(f"invalid dataset name {text!r}: use lower-case 'family/name' with letters, digits, "
                                f"'-', '.' or '_' (no spaces, '..', leading '/' or second '/'), e.g. {_EXAMPLE}")

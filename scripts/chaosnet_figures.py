@@ -1,4 +1,4 @@
-"""The ChaosNetBench material of the README: the reference predictors on the N = 8 slice, and two figures.
+"""The ChaosNetBench material of docs/chaosnet.md: the reference predictors on the N = 8 slice, and two figures.
 
 Builds every N = 8 instance (32: 4 K x 8 rho) into a temporary cache, runs ``zero``, ``persistence`` and ``linear``
 on the test split, then writes
@@ -8,7 +8,7 @@ on the test split, then writes
 - ``scripts/figures/chaosnet-phase-space.png``: (q_1, p_1) of IC 0 over its 10,000 recorded steps,
   near-integrable vs chaotic;
 
-and prints the markdown table (rho in {0.05, 0.2, 0.5}) used in the README. Needs ``tgbhub[plot]`` (matplotlib).
+and prints the markdown table (rho in {0.05, 0.2, 0.5}) used in docs/chaosnet.md. Needs ``tgbhub[plot]`` (matplotlib).
 """
 
 from __future__ import annotations

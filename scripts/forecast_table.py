@@ -1,5 +1,5 @@
 """EdgeBank under window forecasting next to fixed-size batch evaluation (b = 200, 800) on a handful of T-GRAB
-datasets: the README's table.
+datasets: the table of docs/forecasting.md.
 
     .venv/bin/python scripts/forecast_table.py [--cache-dir DIR] [--models edgebank-tw,edgebank-thr] [NAME ...]
 

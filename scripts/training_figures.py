@@ -34,7 +34,7 @@ def load() -> dict[str, Any]:
 
 
 def record(result: dict[str, Any]) -> dict[str, Any]:
-    """The part of a run's ``result.json`` the figure and the README use."""
+    """The part of a run's ``result.json`` the figure and docs/baselines.md use."""
     metric = next(k for k in result["history"][0] if k.startswith("val_"))
     keep = ("test_mse", "test_mae", "vpt", "f1", "mrr", "f1_change_points")
     return {"model": result["model"], "dataset": result["dataset"], "version": result["version"],

@@ -395,7 +395,9 @@ def _cached_manifest(name: str, version: str | None, root: Path) -> Manifest:
     try:
         return resolve(name, version)
     except DatasetNotFoundError:
-        kept = sorted(cache.stored_manifest_path(root, reference.name, "0.0.0").parent.glob("*.manifest.json"))
+        from tgbhub.importing import stored_versions
+
+        kept = stored_versions(root, reference.name)
         if DERIVED_MARK in reference.name and kept:  # derived here; the newest it holds
             return read_manifest(kept[-1])
         raise

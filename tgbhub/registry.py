@@ -146,10 +146,7 @@ class Registry:
 
     def derived(self, name: str, version: str) -> DerivedEntry | None:
         """The published derived dataset ``name@version`` whose manifest is derived on request, or ``None``."""
-        family, _, short = name.partition("/")
-        if not family or not short or "/" in short or ".." in name or DERIVED_MARK not in short:
-            return None
-        return self._derived_of(family).get(name, {}).get(version)
+        return self._derived_versions(name).get(version)
 
     def _derived_versions(self, name: str) -> dict[str, DerivedEntry]:
         family, _, short = name.partition("/")

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from .jit import announce_compile
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -216,9 +218,10 @@ def hist_rnd(t: np.ndarray, src: np.ndarray, dst: np.ndarray, history: tuple[np.
     seeds = np.arange(len(chosen), dtype=np.int64) if ids is None else np.asarray(ids, dtype=np.int64)
     if seeds.shape != chosen.shape:
         raise ValueError(f"ids has shape {seeds.shape} but queries has shape {chosen.shape}; pass one id per query")
-    return _hist_rnd_kernel(chosen, seeds, np.asarray(src, dtype=np.int64), lo, hi, conflict,
-                            history[0], history[1], int(num_nodes), int(q), int(np.floor(hist_ratio * q)),
-                            np.uint64(key))
+    arguments = (chosen, seeds, np.asarray(src, dtype=np.int64), lo, hi, conflict, history[0], history[1],
+                 int(num_nodes), int(q), int(np.floor(hist_ratio * q)), np.uint64(key))
+    announce_compile(_hist_rnd_kernel, arguments, "the negative-sampling kernel", "3 s")
+    return _hist_rnd_kernel(*arguments)
 
 
 def time_filtered(t: np.ndarray, src: np.ndarray, rel: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -3,9 +3,9 @@
 Builds every N = 8 instance (32: 4 K x 8 rho) into a temporary cache, runs ``zero``, ``persistence`` and ``linear``
 on the test split, then writes
 
-- ``scripts/figures/chaosnet-n8-baselines.json``: every metric of every (instance, predictor);
-- ``scripts/figures/chaosnet-vpt-rho.png``: test VPT against rho, one line per K (linear solid, zero dashed);
-- ``scripts/figures/chaosnet-phase-space.png``: (q_1, p_1) of IC 0 over its 10,000 recorded steps,
+- ``docs/figures/chaosnet-n8-baselines.json``: every metric of every (instance, predictor);
+- ``docs/figures/chaosnet-vpt-rho.png``: test VPT against rho, one line per K (linear solid, zero dashed);
+- ``docs/figures/chaosnet-phase-space.png``: (q_1, p_1) of IC 0 over its 10,000 recorded steps,
   near-integrable vs chaotic;
 
 and prints the markdown table (rho in {0.05, 0.2, 0.5}) used in docs/chaosnet.md. Needs ``tgbhub[plot]`` (matplotlib).
@@ -33,7 +33,7 @@ from tgbhub.baselines import run_baseline  # noqa: E402
 
 MODELS = ("zero", "persistence", "linear")
 TABLE_RHO = (0.05, 0.2, 0.5)
-DOCS = ROOT / "scripts" / "figures"
+DOCS = ROOT / "docs" / "figures"
 
 
 def evaluate_slice(cache: str) -> dict[str, dict[str, dict[str, float]]]:

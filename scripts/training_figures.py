@@ -1,6 +1,6 @@
 """The trainers' reproduction figure: our runs against the published numbers, from the runs' own records.
 
-``scripts/figures/training-runs.json`` holds what the figure shows: per run (``tgbhub train`` / ``tgbhub.train``
+``docs/figures/training-runs.json`` holds what the figure shows: per run (``tgbhub train`` / ``tgbhub.train``
 ``result.json``) the model, dataset, seed, graded test metrics and the per-epoch validation history, plus the
 published 3-seed means and standard deviations the runs are compared with (upstream ChaosNetBench's results CSV, as
 quoted in the trainers' issue) and the heuristics' test F1 on the T-GRAB datasets. The figure:
@@ -13,7 +13,7 @@ quoted in the trainers' issue) and the heuristics' test F1 on the T-GRAB dataset
 Usage::
 
     python scripts/training_figures.py add RESULT.json [...]   # record runs (replaces a run of the same key)
-    python scripts/training_figures.py draw                     # write scripts/figures/training-reproduction.png
+    python scripts/training_figures.py draw                     # write docs/figures/training-reproduction.png
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FIGURES = Path(__file__).resolve().parent / "figures"
+FIGURES = Path(__file__).resolve().parent.parent / "docs" / "figures"
 RUNS = FIGURES / "training-runs.json"
 FIGURE = FIGURES / "training-reproduction.png"
 

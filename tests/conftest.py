@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,18 @@ from tgbhub.registry import Registry
 
 if TYPE_CHECKING:
     from tgbhub.hub.serve import LocalHub
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _state_outside_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The local hub keeps olah's config and log in the user state folder: a test session keeps its own."""
+    previous = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("state"))
+    yield
+    if previous is None:
+        os.environ.pop("XDG_STATE_HOME", None)
+    else:
+        os.environ["XDG_STATE_HOME"] = previous
 
 
 @pytest.fixture(autouse=True)

@@ -57,8 +57,8 @@ ALLOWED = {
     # applications on top of the API (they import tgbhub.api; only the CLI and scripts import them)
     "tgbhub.scale": {"tgbhub", "tgbhub.api", "tgbhub.cache", "tgbhub.config", "tgbhub.errors", "tgbhub.evaluate",
                      "tgbhub.progress"},
-    "tgbhub.training": {"tgbhub.api", "tgbhub.cache", "tgbhub.errors", "tgbhub.evaluate", "tgbhub.manifest",
-                        "tgbhub.tasks", "tgbhub.trainers"},
+    "tgbhub.training": {"tgbhub.api", "tgbhub.cache", "tgbhub.config", "tgbhub.errors", "tgbhub.evaluate",
+                        "tgbhub.manifest", "tgbhub.tasks", "tgbhub.trainers"},
     "tgbhub.publish": {"tgbhub.api", "tgbhub.cache", "tgbhub.columns", "tgbhub.config", "tgbhub.errors",
                        "tgbhub.hashing", "tgbhub.hub", "tgbhub.manifest", "tgbhub.progress", "tgbhub.registry"},
     "tgbhub.doctor": {"tgbhub.errors", "tgbhub.registry", "tgbhub.sources"},

@@ -381,10 +381,10 @@ def test_cli_prints_a_table(shared_cache: Path, capsys: pytest.CaptureFixture[st
     assert main(["--cache-dir", str(shared_cache), "forecast-stats", SNAPSHOTS]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"{SNAPSHOTS}@") and "max NMI(t, batch id)" in out and "NMI(batch id, window id)" in out
-    folder = tmp_path / "forecast-stats-t-grab_pdet-2-16"  # no --out: the figure and JSON go to ./forecast-stats-NAME/
-    assert f"wrote plot: {Path('forecast-stats-t-grab_pdet-2-16') / 'forecast-stats-t-grab_pdet-2-16.png'}" in out
-    assert sorted(p.name for p in folder.iterdir()) == ["forecast-stats-t-grab_pdet-2-16.json",
-                                                        "forecast-stats-t-grab_pdet-2-16.png"]
+    folder = tmp_path / "forecast-stats-t-grab-pdet-2-16"  # no --out: the figure and JSON go to ./forecast-stats-NAME/
+    assert f"wrote plot: {Path('forecast-stats-t-grab-pdet-2-16') / 'forecast-stats-t-grab-pdet-2-16.png'}" in out
+    assert sorted(p.name for p in folder.iterdir()) == ["forecast-stats-t-grab-pdet-2-16.json",
+                                                        "forecast-stats-t-grab-pdet-2-16.png"]
     assert main(["--cache-dir", str(shared_cache), "forecast-stats", SNAPSHOTS, "--no-files"]) == 0
     assert "wrote" not in capsys.readouterr().out
     # --cache-dir is also accepted after the command
@@ -407,7 +407,7 @@ def test_cli_out_writes_json_and_png(shared_cache: Path, capsys: pytest.CaptureF
     out = tmp_path / "stats"
     assert main(["--cache-dir", str(shared_cache), "forecast-stats", SNAPSHOTS, "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    stem = "forecast-stats-t-grab_pdet-2-16"
+    stem = "forecast-stats-t-grab-pdet-2-16"
     assert sorted(p.name for p in out.iterdir()) == [f"{stem}.json", f"{stem}.png"]
     assert f"wrote json: {out / stem}.json" in printed and f"wrote plot: {out / stem}.png" in printed
     assert json.loads((out / f"{stem}.json").read_text()) == diag.report(snapshots)
@@ -423,4 +423,4 @@ def test_cli_out_without_matplotlib_still_writes_the_json(shared_cache: Path, ca
     assert main(["--cache-dir", str(shared_cache), "forecast-stats", SNAPSHOTS, "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
     assert "plot skipped:" in printed and "pip install 'tgbhub[plot]'" in printed
-    assert [p.name for p in tmp_path.iterdir()] == ["forecast-stats-t-grab_pdet-2-16.json"]
+    assert [p.name for p in tmp_path.iterdir()] == ["forecast-stats-t-grab-pdet-2-16.json"]

@@ -46,6 +46,12 @@ def _parent_test_rows(parent: TemporalGraphDataset) -> int:
     return len(test.t)
 
 
+def _events(ds: TemporalGraphDataset, split: str) -> int:
+    """The events of one split: one per undirected edge (its src <= dst row), the rows the ml export writes."""
+    part = ds.split(split)
+    return int(np.count_nonzero(np.asarray(part.src) <= np.asarray(part.dst)))
+
+
 # --- DyGLib ---------------------------------------------------------------------------------------------------------
 
 
@@ -125,10 +131,13 @@ def test_ml_export_of_shuffle_splits_with_the_stored_split_times_to_the_same_cou
     counts = _fork_counts(tmp_path / "shuffle_1_ml_pdet-2-16.csv", tmp_path / "split_times_pdet-2-16.json",
                           "pdet-2-16")
     parent = ds.parent
-    assert counts == {s: len(parent.split(s).t) for s in ("train", "val", "test")}
+    # one row per event: half the stored rows of every split (T-GRAB stores both directions)
+    assert counts == {s: _events(parent, s) for s in ("train", "val", "test")} == {
+        s: len(parent.split(s).t) // 2 for s in ("train", "val", "test")}
     assert export.split_times(ds) == (parent.splits["val"][0] - 1, parent.splits["test"][0] - 1) == (1279, 1407)
     assert written.info["misassigned"] == 0 and written.info["test_rows_before_test_start"] == 0
-    assert np.load(tmp_path / "shuffle_1_ml_pdet-2-16.npy").shape == (ds.num_rows + 1, 1)
+    assert written.info["stored_rows"] == ds.num_rows == 2 * written.info["rows"]
+    assert np.load(tmp_path / "shuffle_1_ml_pdet-2-16.npy").shape == (ds.num_rows // 2 + 1, 1)
 
 
 def test_ml_export_of_intense_reports_the_copies_before_the_test_boundary(load: Any, tmp_path: Path) -> None:
@@ -138,8 +147,8 @@ def test_ml_export_of_intense_reports_the_copies_before_the_test_boundary(load: 
     counts = _fork_counts(written.files[0], tmp_path / "split_times_pdet-2-16.json", "pdet-2-16")
     parent = ds.parent
     # test_time is the last val snapshot, tau_bar (0.018) < 1 snapshot: the rule still splits exactly ...
-    assert counts == {"train": len(parent.split("train").t), "val": len(parent.split("val").t),
-                      "test": 5 * _parent_test_rows(parent)}
+    assert counts == {"train": _events(parent, "train"), "val": _events(parent, "val"),
+                      "test": 5 * _events(parent, "test")} == {"train": 70400, "val": 7040, "test": 35200}
     assert written.info["misassigned"] == 0 and written.info["counts_by_rule"] == written.info["counts"]
     # ... but copies of first-snapshot events land up to tau_bar before the real boundary; a loader splitting at the
     # boundary itself (the paper's leak) would count exactly these as validation
@@ -147,7 +156,7 @@ def test_ml_export_of_intense_reports_the_copies_before_the_test_boundary(load: 
     ts = columns["ts"].astype(np.float64)
     test_start = parent.splits["test"][0]
     before = int(np.count_nonzero((ts > 1407) & (ts < test_start)))
-    assert before == written.info["test_rows_before_test_start"] == 250
+    assert before == written.info["test_rows_before_test_start"] == 125
     assert test_start - ds.manifest.stats["tau_bar"] <= written.info["earliest_test_ts"] < test_start
     assert not np.any(np.diff(ts) < 0)  # file order stays monotone: the early copies still follow every val row
 
@@ -161,8 +170,60 @@ def test_ml_export_drops_splits_the_forks_do_not_know(load: Any, tmp_path: Path)
     ds = load("t-grab/ce-4")
     written = export.export_ml(ds, tmp_path)
     assert written.info["dropped_splits"] == ["test_inductive"]
-    assert written.info["rows"] == ds.num_rows - len(ds.split("test_inductive").t)
-    assert written.info["counts_by_rule"] == {s: len(ds.split(s).t) for s in ("train", "val", "test")}
+    assert written.info["stored_rows"] == ds.num_rows - len(ds.split("test_inductive").t)
+    assert written.info["rows"] == sum(_events(ds, s) for s in ("train", "val", "test"))
+    assert written.info["counts_by_rule"] == {s: _events(ds, s) for s in ("train", "val", "test")}
+
+
+def _notebook_acd(real_csv: Path, distorted_csv: Path, test_time: float) -> tuple[float, float]:
+    """ACD as the TLPCF authors' metrics notebook computes it from two ml_ files: both filtered to ts > test_time,
+    tau = (max - min) / n over the real rows, then per real row the same ordered (u, i) counted in the open window
+    (t - tau, t + tau) in each file; the mean absolute difference. Returns (ACD, tau)."""
+    def read(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        _, columns = _read_csv(path)
+        ts = columns["ts"].astype(np.float64)
+        keep = ts > test_time
+        return columns["u"].astype(np.int64)[keep], columns["i"].astype(np.int64)[keep], ts[keep]
+
+    (u, i, ts), (du, di, dts) = read(real_csv), read(distorted_csv)
+    tau = (ts.max() - ts.min()) / len(ts)
+    total = 0
+    for a, b, t in zip(u, i, ts):
+        real = np.count_nonzero((u == a) & (i == b) & (ts > t - tau) & (ts < t + tau))
+        distorted = np.count_nonzero((du == a) & (di == b) & (dts > t - tau) & (dts < t + tau))
+        total += abs(int(real) - int(distorted))
+    return total / len(ts), tau
+
+
+@pytest.mark.parametrize("kind", ["intense-k5", "shuffle"])
+def test_ml_export_writes_one_row_per_event_so_the_notebook_acd_is_the_manifests(load: Any, tmp_path: Path,
+                                                                                 kind: str) -> None:
+    """The paper's files hold one row per interaction; both stored directions of an undirected edge would halve the
+    notebook's tau_bar (T / rows) and give another ACD (1.55 for INTENSE(5) on pdet-2-16 instead of 4.0)."""
+    ds = load(f"t-grab/pdet-2-1~{kind}-s0")
+    parent = ds.parent
+    base = export.export_ml(parent, tmp_path)
+    variant = export.export_ml(ds, tmp_path)
+    copies = 5 if kind == "intense-k5" else 1
+    events = {s: _events(parent, s) for s in ("train", "val", "test")}
+    assert base.info["rows"] == sum(events.values()) == parent.num_rows // 2
+    assert variant.info["counts"] == {**events, "test": copies * events["test"]}
+    for written in (base, variant):
+        _, columns = _read_csv(written.files[0])
+        u, i = columns["u"].astype(np.int64), columns["i"].astype(np.int64)
+        assert len(u) == written.info["rows"] and np.all(u <= i)  # one row per event: the src <= dst row
+    # every undirected edge of the parent, once
+    _, columns = _read_csv(base.files[0])
+    written_edges = sorted(zip(columns["ts"].astype(np.int64).tolist(), (columns["u"].astype(np.int64) - 1).tolist(),
+                               (columns["i"].astype(np.int64) - 1).tolist()))
+    stored = {(int(t), int(min(s, d)), int(max(s, d))) for t, s, d in zip(parent.t, parent.src, parent.dst)}
+    assert written_edges == sorted(stored)
+    test_time = json.loads((tmp_path / "split_times_pdet-2-1.json").read_text())["pdet-2-1"]["test_time"]
+    value, tau = _notebook_acd(base.files[0], variant.files[0], test_time)
+    recorded = ds.manifest.stats["distance_to_parent_test"]
+    assert tau == pytest.approx(recorded["tau_bar"], rel=1e-12)
+    assert value == pytest.approx(recorded["acd"], abs=1e-12)
+    assert (value == 4.0) if kind == "intense-k5" else (0.0 < value < 4.0)
 
 
 def test_paper_prefix_names_seed_plus_one_and_refuses_unknown_kinds() -> None:
@@ -251,9 +312,9 @@ def test_cli_export_prints_what_it_wrote(shared_cache: Path, tmp_path: Path,
     argv = ["--cache-dir", str(shared_cache), "export", f"{BASE}~intense-k5-s0", "--format", "ml", "--out"]
     assert main([*argv, str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert f"wrote {tmp_path / 'intense_5_1_ml_pdet-2-16.csv'}" in out and "test_rows_before_test_start: 250" in out
+    assert f"wrote {tmp_path / 'intense_5_1_ml_pdet-2-16.csv'}" in out and "test_rows_before_test_start: 125" in out
     assert main([*argv, str(tmp_path / "j"), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["info"]["counts"]["test"] == 70400
+    assert json.loads(capsys.readouterr().out)["info"]["counts"]["test"] == 35200  # 5 copies of 7,040 events
     refused = ["--cache-dir", str(shared_cache), "export", f"{BASE}~shuffle-s0", "--format", "tgb-negatives",
                "--out", str(tmp_path / "tgb")]
     assert main(refused) == 2

@@ -6,11 +6,13 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +20,7 @@ import pytest
 
 import tgbhub
 from tgbhub.errors import HubServerError
-from tgbhub.hub.serve import LocalHub, start_local_hub
+from tgbhub.hub.serve import LocalHub, default_state_dir, start_local_hub
 from tgbhub.registry import Registry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,6 +65,49 @@ def test_small_files_are_relayed_to_olah(local_hub: LocalHub, hub_registry: Regi
     status, headers, _ = _get(url, method="HEAD")
     assert status == 200 and int(headers["Content-Length"]) == len(body)
     assert re.fullmatch(r"[0-9a-f]{40}", {k.lower(): v for k, v in headers.items()}["x-repo-commit"])
+
+
+@pytest.mark.parametrize("revision", ["v1.0.0", "main"])
+def test_missing_file_is_404_entry_not_found_for_head_and_get(local_hub: LocalHub, hub_registry: Registry,
+                                                               tmp_path: Path, revision: str) -> None:
+    """olah alone answers GET with 500 and HEAD with 401 "Repository not found"; the real Hub says 404 to both."""
+    import requests
+    from huggingface_hub import HfApi, hf_hub_download
+    from huggingface_hub.errors import (EntryNotFoundError, RemoteEntryNotFoundError, RepositoryNotFoundError,
+                                        RevisionNotFoundError)
+
+    def download(repo: str, path: str, rev: str = revision) -> str:
+        return hf_hub_download(repo, path, repo_type="dataset", revision=rev, endpoint=local_hub.url,
+                               cache_dir=tmp_path / "hf")
+
+    with pytest.raises(RemoteEntryNotFoundError) as missing_file:
+        download("tgbhub/t-grab", "ce-4/no-such-file.json")
+    assert isinstance(missing_file.value, EntryNotFoundError) and missing_file.value.response.status_code == 404
+    with pytest.raises(RepositoryNotFoundError):
+        download("tgbhub/no-such-family", "ce-4/croissant.json")
+    with pytest.raises(RevisionNotFoundError):
+        download("tgbhub/t-grab", "ce-4/croissant.json", rev="v9.9.9")
+    # present files still download, small (olah) and LFS (the front) alike
+    expected = hub_registry.resolve(tgbhub.registry.parse_reference("t-grab/ce-4@1.0.0"))
+    assert Path(download("tgbhub/t-grab", "ce-4/croissant.json")).read_bytes() == \
+        hub_registry.path("t-grab/ce-4", "1.0.0").read_bytes()
+    parquet = Path(download("tgbhub/t-grab", "ce-4/edges.parquet"))
+    assert hashlib.sha256(parquet.read_bytes()).hexdigest() == expected.file("edges.parquet").sha256
+
+    url = f"{local_hub.url}/datasets/tgbhub/t-grab/resolve/{revision}/ce-4/no-such-file.json"
+    got, head = requests.get(url, timeout=30), requests.head(url, timeout=30)
+    commit = HfApi(endpoint=local_hub.url).dataset_info("tgbhub/t-grab", revision=revision).sha
+    for answer in (got, head):
+        assert answer.status_code == 404, (answer.request.method, answer.status_code, answer.text)
+        assert answer.headers["X-Error-Code"] == "EntryNotFound" and answer.headers["X-Repo-Commit"] == commit
+    assert got.json() == {"error": "Entry not found"} and head.content == b""
+    # the revision echoed in the error header cannot split the response
+    crlf = requests.get(f"{local_hub.url}/datasets/tgbhub/t-grab/resolve/v9%0D%0AX-Injected:%201/ce-4/a.json",
+                        timeout=30)
+    assert crlf.status_code == 404 and "X-Injected" not in crlf.headers
+    # a folder is no downloadable entry either
+    assert requests.head(f"{local_hub.url}/datasets/tgbhub/t-grab/resolve/{revision}/ce-4", timeout=30)\
+        .status_code == 404
 
 
 def test_datasets_library_reads_the_published_rows(local_hub: LocalHub, tmp_path: Path) -> None:
@@ -114,20 +159,189 @@ def test_datasets_library_reads_trajectory_views(tmp_path: Path) -> None:
         np.testing.assert_array_equal(np.asarray(state), expected.reshape(-1, ds.num_nodes))  # bit for bit
 
 
-def test_busy_port_is_a_clear_error(tmp_path: Path) -> None:
+def test_busy_port_is_a_clear_error(hub_root: Path, tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         with pytest.raises(HubServerError, match=rf"cannot serve on 127\.0\.0\.1:{port}: .*--port 0"):
-            start_local_hub(tmp_path, port=port)
+            start_local_hub(hub_root, port=port, state_dir=tmp_path / "state")
 
 
 def test_missing_root_is_refused_and_left_alone(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-hub"
-    with pytest.raises(HubServerError, match=rf"{re.escape(str(missing))} does not exist.*--to git:"):
+    with pytest.raises(HubServerError, match=rf"{re.escape(str(missing))} is not a hub root: it does not exist.*"
+                                             rf"--to git:{re.escape(str(missing))}"):
         start_local_hub(missing)
     assert not missing.exists()
+
+
+@pytest.fixture
+def _restore_sigterm() -> Iterator[None]:
+    """`tgbhub hub serve` installs a SIGTERM handler; run in-process, the test process keeps its own."""
+    previous = signal.getsignal(signal.SIGTERM)
+    yield
+    signal.signal(signal.SIGTERM, previous)
+
+
+def _not_a_hub(kind: str, tmp_path: Path) -> tuple[Path, str]:
+    """A path that is not a hub root, and the reason the refusal must give."""
+    if kind == "missing":
+        return tmp_path / "no-such-hub", "it does not exist"
+    if kind == "file":
+        (tmp_path / "hub.txt").write_text("not a hub\n")
+        return tmp_path / "hub.txt", "it is a file, not a folder"
+    if kind == "etc":
+        return Path("/etc"), "it holds no git repo at datasets/ORG/NAME"
+    folder = tmp_path / "empty"
+    if kind == "no-repos":  # the layout's folders, but no git repo in them
+        (folder / "datasets" / "tgbhub" / "t-grab").mkdir(parents=True)
+    folder.mkdir(exist_ok=True)
+    return folder, "it holds no git repo at datasets/ORG/NAME"
+
+
+@pytest.mark.usefixtures("_restore_sigterm")
+@pytest.mark.parametrize("kind", ["missing", "empty", "no-repos", "file", "etc"])
+def test_cli_refuses_what_is_not_a_hub_root_in_one_line(kind: str, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from tgbhub.cli import main
+
+    path, why = _not_a_hub(kind, tmp_path)
+
+    def snapshot() -> object:  # all of a scratch folder; /etc only at its top, where .olah was once written
+        if not path.exists():
+            return None
+        return sorted(os.listdir(path)) if kind == "etc" else _listing(path)
+
+    before = snapshot()
+    assert main(["hub", "serve", str(path), "--port", "0", "--state-dir", str(tmp_path / "state")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"tgbhub: error: {path} is not a hub root: {why}"), err
+    assert "tgbhub publish FAMILY --version VERSION --to git:" in err
+    assert snapshot() == before
+    assert not (tmp_path / "state").exists()
+
+
+def test_a_folder_inside_a_hub_root_names_the_root(hub_root: Path, tmp_path: Path) -> None:
+    inner = hub_root / "datasets"
+    with pytest.raises(HubServerError, match=rf"{re.escape(str(inner))} is not a hub root: .*inside the hub root "
+                                             rf"{re.escape(str(hub_root))}; serve that instead"):
+        start_local_hub(inner, state_dir=tmp_path / "state")
+
+
+def test_allow_empty_accepts_an_empty_folder_only(tmp_path: Path) -> None:
+    """For a hub whose first repo is written while it serves (a Hub write API in front, as test_publish does)."""
+    (tmp_path / "hub").mkdir()
+    with start_local_hub(tmp_path / "hub", state_dir=tmp_path / "state", allow_empty=True) as hub:
+        assert hub.root == (tmp_path / "hub").resolve()
+    assert list((tmp_path / "hub").iterdir()) == []
+    (tmp_path / "hub" / "notes.txt").write_text("a folder with something else in it is still no hub\n")
+    with pytest.raises(HubServerError, match="is not a hub root: it holds no git repo"):
+        start_local_hub(tmp_path / "hub", state_dir=tmp_path / "state", allow_empty=True)
+
+
+def test_a_state_folder_inside_the_served_tree_is_refused(hub_root: Path) -> None:
+    before = _listing(hub_root)
+    with pytest.raises(HubServerError, match=r"inside the served hub root .* --state-dir DIR"):
+        start_local_hub(hub_root, state_dir=hub_root / ".olah")
+    assert _listing(hub_root) == before
+
+
+def _listing(root: Path) -> dict[str, tuple[bool, int, int]]:
+    """Every name under ``root`` (itself included) with (is a folder, size, mtime in ns), links not followed."""
+    found = {}
+    for folder, dirs, files in os.walk(root):
+        for name in [".", *dirs, *files]:
+            path = Path(folder, name)
+            info = path.lstat()
+            found[str(path.relative_to(root))] = (path.is_dir() and not path.is_symlink(), info.st_size,
+                                                  info.st_mtime_ns)
+    return found
+
+
+def _use_the_hub(url: str, hub_registry: Registry, cache: Path) -> None:
+    """What clients do: list versions, download a small and an LFS file (checked), ask for a missing file."""
+    from huggingface_hub import HfApi, hf_hub_download
+    from huggingface_hub.errors import RemoteEntryNotFoundError
+
+    assert "v1.0.0" in {tag.name for tag in HfApi(endpoint=url).list_repo_refs("tgbhub/t-grab",
+                                                                                 repo_type="dataset").tags}
+    expected = hub_registry.resolve(tgbhub.registry.parse_reference("t-grab/ce-4@1.0.0"))
+    for name in ("croissant.json", "edges.parquet"):
+        path = Path(hf_hub_download("tgbhub/t-grab", f"ce-4/{name}", repo_type="dataset", revision="ce-4-v1.0.0",
+                                    endpoint=url, cache_dir=cache))
+        if name != "croissant.json":
+            assert hashlib.sha256(path.read_bytes()).hexdigest() == expected.file(name).sha256
+    with pytest.raises(RemoteEntryNotFoundError):
+        hf_hub_download("tgbhub/t-grab", "ce-4/missing.json", repo_type="dataset", revision="v1.0.0", endpoint=url,
+                        cache_dir=cache)
+
+
+def test_serving_writes_nothing_into_the_tree(hub_root: Path, hub_registry: Registry, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """olah's config and log go to the user's state folder, keyed by the root; the tree is left as it was."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))  # platformdirs' user state folder
+    root = tmp_path / "hub"
+    shutil.copytree(hub_root, root, symlinks=True)
+    before = _listing(root)
+    with start_local_hub(root) as hub:
+        _use_the_hub(hub.url, hub_registry, tmp_path / "hf")
+    assert _listing(root) == before
+    assert hub.state_dir == default_state_dir(root.resolve())
+    assert (tmp_path / "xdg-state") in hub.state_dir.parents and (hub.state_dir / "olah.log").is_file()
+    assert not hub.config.exists()  # this session's config goes with it
+
+
+def _read_only_mounts_work(scratch: Path) -> bool:
+    """Whether this process may make a private mount namespace with a read-only bind mount (root, or a sandbox
+    that allows unshare): the only way to make a tree unwritable for root, whom chmod does not stop."""
+    if shutil.which("unshare") is None:
+        return False
+    scratch.mkdir()
+    probe = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" "$1" && ! touch "$1/probe" 2>/dev/null'
+    done = subprocess.run(["unshare", "--mount", "sh", "-c", probe, "sh", str(scratch)], capture_output=True,
+                          timeout=30, check=False)
+    return done.returncode == 0 and not (scratch / "probe").exists()
+
+
+@pytest.mark.parametrize("how", ["chmod-0555", "read-only-mount"])
+def test_a_read_only_hub_serves(how: str, hub_root: Path, hub_registry: Registry, tmp_path: Path) -> None:
+    """chmod 0555 makes the tree unwritable for any user but root; a read-only bind mount, for root too."""
+    root, state = tmp_path / "hub", tmp_path / "state"
+    shutil.copytree(hub_root, root, symlinks=True)
+    if how == "read-only-mount" and not _read_only_mounts_work(tmp_path / "probe"):
+        pytest.skip("no private mount namespace here (unshare --mount is not allowed)")
+    folders = [Path(folder) for folder, _, _ in os.walk(root)]
+    for folder in folders:
+        folder.chmod(0o555)
+    try:
+        before = _listing(root)
+        if how == "chmod-0555":
+            with start_local_hub(root, state_dir=state) as hub:
+                _use_the_hub(hub.url, hub_registry, tmp_path / "hf")
+        else:
+            _serve_read_only_mount(root, state, hub_registry, tmp_path / "hf")
+        assert _listing(root) == before
+    finally:
+        for folder in folders:
+            folder.chmod(0o755)
+
+
+def _serve_read_only_mount(root: Path, state: Path, hub_registry: Registry, cache: Path) -> None:
+    """`tgbhub hub serve` in its own mount namespace, where ``root`` is mounted read-only (even for root)."""
+    script = ('mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" "$1" && ! touch "$1/probe" 2>/dev/null && '
+              'exec "$2" -m tgbhub.cli hub serve "$1" --port 0 --state-dir "$3"')
+    process = subprocess.Popen(["unshare", "--mount", "sh", "-c", script, "sh", str(root), sys.executable,
+                                str(state)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        first = process.stdout.readline()  # type: ignore[union-attr]
+        url = re.search(r"at (http://127\.0\.0\.1:\d+)", first)
+        assert url, first + process.stderr.read()  # type: ignore[union-attr]
+        _use_the_hub(url.group(1), hub_registry, cache)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    assert process.returncode == 0, process.stderr.read()  # type: ignore[union-attr]
 
 
 def test_cli_serve_starts_answers_and_stops(hub_root: Path) -> None:

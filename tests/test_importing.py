@@ -394,3 +394,30 @@ def test_a_second_importer_from_its_own_folder_needs_one_registration_line(tmp_p
     assert main(["--cache-dir", cache, "list", "--family", "toy", "--json"]) == 0
     assert [(r["name"], r["status"], r["version"]) for r in json.loads(capsys.readouterr().out)] == [
         ("toy/edges-a", "imported", "1.0.0"), ("toy/edges-b", "import required", None)]
+
+
+def test_cli_imports_a_modified_release_with_expected_stats(release, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A release that is not TGB's (this small one) is refused against the published statistics, and imported from
+    the CLI with --expected-stats FILE, the manifest saying it is a modified release."""
+    from tgbhub.cli import main
+
+    zipped, _, stats = release
+    cache = str(tmp_path / "cache")
+    assert main(["--cache-dir", cache, "import", "tgb", NAME, "--from", str(zipped), "--offline"]) == 2
+    assert "statistics" in capsys.readouterr().err
+    given = tmp_path / "stats.json"
+    given.write_text(json.dumps(stats))
+    assert main(["--cache-dir", cache, "import", "tgb", NAME, "--from", str(zipped), "--offline",
+                 "--expected-stats", str(given), "--json"]) == 0
+    capsys.readouterr()
+    manifest = tgbhub.manifest_of(f"tgb/{NAME}", cache_dir=cache, offline=True)
+    assert manifest.stats["modified_release"]["checked_against"] == stats
+    assert manifest.stats["modified_release"]["catalogue_stats"] == dict(catalogue.CATALOGUE[NAME].stats)
+    assert any(d["field"] == "release" for d in manifest.known_discrepancies)
+    for bad, why in (("missing.json", "cannot read"), ("list.json", "not an object")):
+        if bad == "list.json":
+            (tmp_path / bad).write_text("[1, 2]")
+        assert main(["--cache-dir", cache, "import", "tgb", NAME, "--from", str(zipped), "--offline",
+                     "--expected-stats", str(tmp_path / bad)]) == 2
+        assert why in capsys.readouterr().err

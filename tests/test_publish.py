@@ -205,15 +205,6 @@ def test_cli_publish_to_git(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["publish", "t-grab", "--version", "1.0.0", "--to", "nowhere"]) == 2
 
 
-# --- --to hf, through the write-API test double ----------------------------------------------------------------
-
-@pytest.fixture
-def writable_hub(tmp_path: Path) -> Iterator[tuple[FakeHubWrites, LocalHub]]:
-    """The Hub-API write double in front of a real local Hub (olah) over a fresh root."""
-    with start_local_hub(tmp_path / "hf-root") as hub, serving(FakeHubWrites(tmp_path / "hf-root", hub.url)) as fake:
-        yield fake, hub
-
-
 def _hub_tags(url: str) -> dict[str, str]:
     from huggingface_hub import HfApi
 
@@ -249,7 +240,9 @@ def test_a_served_git_hub_grows_one_dataset_at_a_time(hub_registry: Registry, us
 def writable_hub(tmp_path: Path) -> Iterator[tuple[FakeHubWrites, LocalHub]]:
     """The Hub-API write double in front of a real local Hub (olah) over a fresh root."""
     (tmp_path / "hf-root").mkdir()
-    with start_local_hub(tmp_path / "hf-root") as hub, serving(FakeHubWrites(tmp_path / "hf-root", hub.url)) as fake:
+    # an empty hub that the write API fills while it serves
+    with start_local_hub(tmp_path / "hf-root", allow_empty=True) as hub, \
+            serving(FakeHubWrites(tmp_path / "hf-root", hub.url)) as fake:
         yield fake, hub
 
 

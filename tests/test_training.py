@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 
 import pyarrow.parquet as pq
@@ -65,3 +66,49 @@ def test_without_torch_the_error_names_the_extra(tmp_path, monkeypatch):
 def test_bad_device_is_refused_before_any_work(tmp_path):
     with pytest.raises(InvalidNameError, match="device 'gpu'"):
         tgbhub.train("dlinear", NAME, device="gpu", cache_dir=tmp_path / "cache", progress=False)
+
+
+#: one tiny run per trainer family and task type: (model, dataset, task, hparams)
+REGRADE_RUNS = [("dlinear", NAME, "rollout", {}),
+                ("gclstm", "t-grab/pdet-4-1", "snapshot-f1", {"channels": 8}),
+                ("gclstm", "t-grab/pdet-4-1", "ranking", {"channels": 8})]
+
+
+@pytest.fixture(scope="module")
+def shared_train_cache(tmp_path_factory: pytest.TempPathFactory):
+    return tmp_path_factory.mktemp("train-cache")
+
+
+@pytest.mark.parametrize(("model", "name", "task", "hparams"), REGRADE_RUNS, ids=[r[2] for r in REGRADE_RUNS])
+def test_the_printed_regrade_command_prints_what_the_run_printed(tmp_path, capsys, shared_train_cache, model, name,
+                                                                 task, hparams):
+    torch = pytest.importorskip("torch")
+    if model == "gclstm":
+        pytest.importorskip("torch_geometric")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny models: a second OpenMP thread only waits on a shared 2-core machine
+    try:
+        code = cli.main(["--cache-dir", str(shared_train_cache), "train", model, name, "--task", task, "--seed", "3",
+                         "--device", "cpu", "--epochs", "1", "--limit-batches", "3", "--out", str(tmp_path / "run"),
+                         *[f"--hparam={k}={v}" for k, v in hparams.items()]])
+    finally:
+        torch.set_num_threads(threads)
+    trained = capsys.readouterr().out.splitlines()
+    assert code == 0
+    command = json.loads((tmp_path / "run" / "result.json").read_text())["regrade"]
+    assert f"   regrade: {command}" in trained
+    argv = shlex.split(command)
+    assert argv[0] == "tgbhub" and "evaluate" in argv
+
+    assert cli.main(argv[1:]) == 0
+    regraded = capsys.readouterr().out.splitlines()
+    # the run prints the evaluator's lines (plus the model's name), then its own facts (seed, device, files)
+    assert [line for line in trained if not line.startswith("     model:")][:len(regraded)] == regraded
+    if task == "rollout":  # the teacher-forced forecasts were written: the MSE and the screen are graded again
+        assert any(line.startswith("  validity: test_mse") for line in regraded)
+
+    assert cli.main([*argv[1:], "--json"]) == 0
+    graded = json.loads(capsys.readouterr().out)
+    written = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert graded["metrics"] == written["metrics"]  # exact: the same values, not approximately
+    assert graded.get("validity_screen") == written.get("validity_screen")

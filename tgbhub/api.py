@@ -284,8 +284,8 @@ def prepare_tasks(name: str, *, cache_dir: str | os.PathLike[str] | None = None,
     bundled or declared on request, so that grading it needs nothing more, offline included; return those tasks.
 
     Raises:
-        As :func:`load_dataset`, and IntegrityError/GenerationError if a task's artifacts cannot be built to its
-        document's digests.
+        TgbhubError: as :func:`load_dataset` raises, and IntegrityError or GenerationError if a task's artifacts
+            cannot be built to its document's digests.
     """
     dataset = load_dataset(name, cache_dir=cache_dir, offline=offline)
     if not isinstance(dataset, TemporalGraphDataset):
@@ -679,6 +679,7 @@ def run_baseline(model: str, name: str, *, task: str | None = None, split: str |
                                "write into an existing folder")
     dataset = load_dataset(name, cache_dir=cache_dir, offline=offline)
     chosen = dataset.manifest.task_named(task)
+    _require_baseline(model, dataset.manifest, chosen)
     graded_split = choose_split(dataset.manifest, chosen, split)
     submission = produce(model, dataset, chosen, graded_split)
     if out is not None:
@@ -688,6 +689,23 @@ def run_baseline(model: str, name: str, *, task: str | None = None, split: str |
 
 
 
+
+
+def _require_baseline(model: str, manifest: Manifest, task: Mapping[str, Any]) -> None:
+    """Raises UnsupportedTaskError naming the dataset's task that has ``model`` (the ``--task`` to add), when the
+    chosen task's type has no such baseline but another task of the dataset does; else returns (an unknown model
+    is reported, with the models of the chosen task, by the baseline registry)."""
+    from tgbhub.baselines.registry import models_for, split_options
+
+    base = split_options(model)[0]
+    if base in models_for(str(task.get("type"))):
+        return
+    having = [str(other["name"]) for other in manifest.tasks if base in models_for(str(other.get("type")))]
+    if having:
+        raise UnsupportedTaskError(
+            f"baseline {base!r} does not run on {manifest.name}'s task {task.get('name')!r} ({task.get('type')}); "
+            f"it runs on task {having[0]!r}: add --task {having[0]} (baselines of {task.get('name')!r}: "
+            f"{', '.join(models_for(str(task.get('type'))))})")
 
 
 def _pick_variants(base: Manifest, kinds: Sequence[str], seeds: Sequence[int]) -> list[str]:

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from tgbhub import __version__, api
+from tgbhub.config import output_folder
 from tgbhub.errors import CacheWriteError, InvalidNameError, TgbhubError
 from tgbhub.manifest import Manifest, plain
 
@@ -288,10 +289,11 @@ def cmd_hub_serve(args: argparse.Namespace) -> int:
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with start_local_hub(args.root, port=args.port, host=args.host) as hub:
+    with start_local_hub(args.root, port=args.port, host=args.host, state_dir=args.state_dir) as hub:
         print(f"serving {hub.root} at {hub.url} (Ctrl-C stops)\n"
               f"  export TGBHUB_ENDPOINT={hub.url}   # tgbhub.load_dataset fetches from here\n"
-              f"  export HF_ENDPOINT={hub.url}       # huggingface_hub / datasets, set before importing them",
+              f"  export HF_ENDPOINT={hub.url}       # huggingface_hub / datasets, set before importing them\n"
+              f"  olah's config and log: {hub.state_dir}",
               flush=True)
         try:
             stop.wait()
@@ -357,6 +359,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     print(f"{'train':>10}: {result['train_seconds']:.1f} s")
     for key, path in result.get("files", {}).items():
         print(f"{key:>10}: {path}")
+    if result.get("regrade"):
+        print(f"{'regrade':>10}: {result['regrade']}")
     return 0
 
 
@@ -418,7 +422,7 @@ def cmd_counterfactual(args: argparse.Namespace) -> int:
                                   negatives=args.negatives, epsilon=args.epsilon, controls=args.controls,
                                   cache_dir=args.cache_dir, scheduler=args.scheduler, retries=args.retries)
     label = Path(args.model).stem if is_file else args.model
-    out = Path(args.out or f"counterfactual-{label}-{args.name.partition('@')[0].replace('/', '-')}")
+    out = Path(args.out) if args.out else output_folder("counterfactual", args.name, label)
     written = report.write(out)
     if args.json:
         print(json.dumps({**report.to_json(), "written": {k: str(v) for k, v in written.items()},
@@ -437,13 +441,36 @@ def cmd_import(args: argparse.Namespace) -> int:
     from tgbhub.importing import import_dataset
 
     manifest = import_dataset(args.benchmark, args.name, args.source, cache_dir=args.cache_dir,
-                              offline=args.offline or None, manifests=args.manifests)
+                              offline=args.offline or None, manifests=args.manifests,
+                              expected_stats=_expected_stats(args.expected_stats))
     dataset = api.load_dataset(manifest.name, manifest.version, cache_dir=args.cache_dir, offline=True)
     source = manifest.stats.get("source", {})  # what the importer records of the release it read
     card = {**dataset.card(), "imported_from": source.get("zip"), "zip_sha256": source.get("zip_sha256"),
             "upstream": source.get("url"), "checked": manifest.stats.get("checked_against_published")}
     print(json.dumps(card, indent=1) if args.json else "\n".join(f"{k:>14}: {v}" for k, v in card.items()))
     return 0
+
+
+def _expected_stats(path: str | None) -> dict[str, Any] | None:
+    """The statistics a modified release is checked against, from a JSON object file.
+
+    Raises:
+        InvalidNameError: if the file is missing, not JSON, or not an object of statistics.
+    """
+    if path is None:
+        return None
+    try:
+        stats = json.loads(open(path, encoding="utf-8").read())
+    except OSError as exc:
+        raise InvalidNameError(f"--expected-stats {path!r}: cannot read it ({exc.strerror}); pass a JSON file such as "
+                               "{\"num_edges\": 157474, \"num_nodes\": 9227}") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidNameError(f"--expected-stats {path!r} is not JSON ({exc.msg} at line {exc.lineno}); write an "
+                               "object of statistics, e.g. {\"num_edges\": 157474}") from None
+    if not isinstance(stats, dict) or not stats:
+        raise InvalidNameError(f"--expected-stats {path!r} holds {type(stats).__name__}, not an object of "
+                               "statistics; write e.g. {\"num_edges\": 157474, \"num_nodes\": 9227}")
+    return stats
 
 
 def _add_import_command(commands: Any) -> None:
@@ -457,6 +484,9 @@ def _add_import_command(commands: Any) -> None:
     importing.add_argument("--offline", action="store_true", help="never download")
     importing.add_argument("--manifests", help="also write the manifest into this manifest root (a maintainer "
                            "bundling the import, e.g. the repository's manifests/, before `tgbhub publish tgb`)")
+    importing.add_argument("--expected-stats", metavar="FILE", help="a release you changed on purpose: check it "
+                           "against the statistics in this JSON object (keys as in `tgbhub info tgb/NAME`) instead "
+                           "of TGB's published ones; the manifest records the import as a modified release")
     importing.add_argument("--json", action="store_true")
     importing.set_defaults(run=cmd_import)
 
@@ -497,7 +527,7 @@ def cmd_forecast_stats(args: argparse.Namespace) -> int:
     written: dict[str, Path] = {}
     plot_skipped = None
     if not args.no_files:
-        stem = f"forecast-stats-{dataset.manifest.name.replace('/', '_')}"
+        stem = output_folder("forecast-stats", dataset.manifest.name).name
         out = Path(args.out) if args.out else Path(stem)
         out.mkdir(parents=True, exist_ok=True)
         written["json"] = out / f"{stem}.json"
@@ -544,6 +574,19 @@ def _add_scheduler_options(command: argparse.ArgumentParser) -> None:
                          "killed worker's task is rerun elsewhere regardless)")
 
 
+def _models_by_task(kind: str) -> str:
+    """``type: a, b; type: c`` from the registry of heuristic baselines or of trainers (read when help is built, so
+    a registered plug-in is listed without an edit here; --task picks a dataset's task of another type)."""
+    if kind == "baselines":
+        from tgbhub.baselines.registry import BASELINES as table
+    else:
+        from tgbhub.trainers.base import TRAINERS as table
+    by_type: dict[str, list[str]] = {}
+    for task_type, model in sorted(table):
+        by_type.setdefault(task_type, []).append(model)
+    return "; ".join(f"{task_type}: {', '.join(models)}" for task_type, models in by_type.items())
+
+
 def _add_grading_commands(commands: Any) -> None:
     evaluate = commands.add_parser("evaluate", help="grade a submission file (Parquet) against a dataset's task")
     evaluate.add_argument("name", help="family/name[@version]")
@@ -561,8 +604,8 @@ def _add_grading_commands(commands: Any) -> None:
     _add_scheduler_options(evaluate)
     evaluate.set_defaults(run=cmd_evaluate)
     baseline = commands.add_parser("baseline", help="run a heuristic baseline and grade it")
-    baseline.add_argument("model", help="edgebank, edgebank-train, edgebank-tw or persistence (temporal graphs); "
-                          "zero, persistence or linear (rollout forecasting)")
+    baseline.add_argument("model", help=f"the heuristic, by task type: {_models_by_task('baselines')}; options "
+                          "follow a colon, e.g. edgebank-tw:memory=dyglib,seed=0 (window forecasting)")
     baseline.add_argument("name", help="family/name[@version]")
     baseline.add_argument("--split", help="split to predict (default: the task's report split)")
     baseline.add_argument("--task", help="task name (default: the dataset's default task)")
@@ -570,8 +613,7 @@ def _add_grading_commands(commands: Any) -> None:
     baseline.add_argument("--json", action="store_true")
     baseline.set_defaults(run=cmd_baseline)
     trainer = commands.add_parser("train", help="train a neural baseline, grade it, write checkpoint and submission")
-    trainer.add_argument("model", help="dlinear, lstm, tcn or graph_wavenet (rollout forecasting); gclstm or tgn "
-                         "(temporal graphs)")
+    trainer.add_argument("model", help=f"the model, by task type: {_models_by_task('trainers')}")
     trainer.add_argument("name", help="family/name[@version]")
     trainer.add_argument("--seed", type=int, default=42, help="seed of weights, shuffling and dropout (default 42)")
     trainer.add_argument("--device", default="auto", help="auto (CUDA when present, else CPU), cpu, cuda or cuda:N")
@@ -625,6 +667,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cache-dir", help="cache root (default: $TGBHUB_CACHE, else the user cache folder)")
     parser.add_argument("--offline", action="store_true", help="open no socket (as TGBHUB_OFFLINE=1)")
     parser.add_argument("--json", action="store_true", help="print JSON where the command has a JSON form")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines or notices on stderr; errors and "
+                        "warnings still print")
     commands = parser.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="list datasets")
     listing.add_argument("--family", help="only this family, e.g. t-grab")
@@ -685,6 +729,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("root", help="the folder `tgbhub publish --to git:ROOT` wrote")
     serve.add_argument("--port", type=int, default=8090, help="port (default: %(default)s; 0 picks a free one)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
+    serve.add_argument("--state-dir", metavar="DIR",
+                       help="where olah's config and log go, outside ROOT (default: the user's state folder, "
+                       "tgbhub/hub/<root name>-<hash>); nothing is ever written into ROOT")
     serve.set_defaults(run=cmd_hub_serve)
     doctor = commands.add_parser("doctor", help="check whether this machine rebuilds the published data bit for bit")
     doctor.add_argument("--json", action="store_true")
@@ -722,7 +769,7 @@ def _cli_warnings() -> Iterator[None]:
 
 
 #: options accepted before or after any command (``tgbhub --cache-dir X build N`` = ``tgbhub build N --cache-dir X``)
-GLOBAL_OPTIONS = ("--cache-dir", "--offline", "--json")
+GLOBAL_OPTIONS = ("--cache-dir", "--offline", "--json", "--quiet")
 
 
 def _accept_global_options(subcommands: Any) -> None:
@@ -742,26 +789,32 @@ def _accept_global_options(subcommands: Any) -> None:
 
 
 @contextmanager
-def _offline(on: bool) -> Iterator[None]:
-    """``--offline`` for every command: TGBHUB_OFFLINE=1 while it runs (restored after, for in-process callers)."""
-    if not on:
-        yield
-        return
-    before = os.environ.get("TGBHUB_OFFLINE")
-    os.environ["TGBHUB_OFFLINE"] = "1"
+def _environment(settings: Mapping[str, str]) -> Iterator[None]:
+    """Global options that are environment settings (``--offline``: TGBHUB_OFFLINE=1; ``--quiet``: no progress, no
+    notices) hold while the command runs and are restored after, for in-process callers."""
+    before = {key: os.environ.get(key) for key in settings}
+    os.environ.update(settings)
     try:
         yield
     finally:
-        if before is None:
-            os.environ.pop("TGBHUB_OFFLINE", None)
-        else:
-            os.environ["TGBHUB_OFFLINE"] = before
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _settings(args: argparse.Namespace) -> dict[str, str]:
+    settings = {"TGBHUB_OFFLINE": "1"} if args.offline else {}
+    if args.quiet:
+        settings.update(TGBHUB_NO_PROGRESS="1", TGBHUB_QUIET="1")
+    return settings
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        with _cli_warnings(), _offline(args.offline):
+        with _cli_warnings(), _environment(_settings(args)):
             code = args.run(args)
         sys.stdout.flush()  # a closed pipe shows up here, inside the handler, not at interpreter exit
         return code

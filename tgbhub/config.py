@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import platformdirs
@@ -105,3 +106,13 @@ def _url(value: str, label: str) -> str:
     if not value.startswith(("http://", "https://")):
         raise InvalidNameError(f"{label}={value!r} is not a URL; give one like http://127.0.0.1:8090")
     return value.rstrip("/")
+
+
+def output_folder(command: str, name: str, model: str | None = None, seed: int | None = None) -> Path:
+    """The default output folder of a command that writes files, one pattern for all of them:
+    ``./COMMAND[-MODEL]-FAMILY-NAME[-sSEED]`` in the working folder (``train-dlinear-chaosnet-mini-k2.0-rho0.1-n8-s42``,
+    ``counterfactual-persistence-t-grab-pdet-2-16``, ``forecast-stats-t-grab-pdet-2-16``); a version is left out,
+    and every character a file name should not hold becomes ``-``."""
+    parts = [command, *([model] if model else []), name.partition("@")[0]]
+    stem = re.sub(r"[^A-Za-z0-9._~-]+", "-", "-".join(parts))
+    return Path(stem + (f"-s{seed}" if seed is not None else ""))

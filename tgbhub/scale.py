@@ -136,7 +136,8 @@ def build(names: Sequence[str], *, client: Any = None, scheduler: str | None = N
     started = time.perf_counter()
     with _session(client, scheduler) as (dask_client, label):
         if dask_client is None:
-            raw = [build_task(*call) for call in track(calls, desc="building", unit="dataset")]
+            raw = [build_task(*call) for call in track(calls, desc="building", unit="dataset",
+                                                             label=lambda call: call[0])]
         else:
             raw = _run(dask_client, build_task, calls, [f"build-{name}" for name in names], retries,
                        lambda call, error: _failed_row(call[0], error))

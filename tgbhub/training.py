@@ -5,19 +5,26 @@ trains for, runs ``fit`` and ``predict``, grades the submission with the task's 
 to ``out``:
 
 - ``model.pt``: the checkpoint (:mod:`tgbhub.trainers.checkpoint`: weights, config, seed, device, dataset digest);
-- ``submission.parquet``: the graded submission, in the task's schema (``tgbhub evaluate NAME FILE`` re-grades it);
-- ``result.json``: the same JSON ``tgbhub train --json`` prints, with the per-epoch history.
+- ``submission.parquet``: the graded submission, in the task's schema;
+- ``teacher_forced.parquet`` (rollout forecasting): the teacher-forced window forecasts the run was graded with, in
+  the evaluator's schema (without them ``tgbhub evaluate`` could not compute the test MSE or apply the validity
+  screen, and would report less than the run did);
+- ``result.json``: the run's full JSON (per-epoch history included), with ``regrade``: the ``tgbhub evaluate ...``
+  command that grades the written files again and prints the metrics the run printed, value for value.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from tgbhub import config
 from tgbhub.errors import UnsupportedTaskError
 from tgbhub.evaluate.graded import Graded
 from tgbhub.manifest import Manifest
@@ -27,7 +34,7 @@ RESULT_KEYS = ("dataset", "version", "model", "seed", "device", "epochs_run", "t
 
 def default_out(model: str, name: str, seed: int) -> Path:
     """``./train-<model>-<family>-<name>-s<seed>``: one folder per run, next to where the command runs."""
-    return Path(f"train-{model}-{re.sub(r'[^A-Za-z0-9._-]+', '-', name)}-s{seed}")
+    return config.output_folder("train", name, model, seed)
 
 
 def task_for(manifest: Manifest, model: str, task: str | None = None) -> Mapping[str, Any]:
@@ -62,8 +69,9 @@ def train(model: str, name: str, *, version: str | None = None, seed: int = 42, 
     ``options`` are further :class:`~tgbhub.trainers.TrainConfig` fields (``batch_size``, ``lr``, ``patience``,
     ``compile``, ``amp``, ``limit_batches``, ``progress``). Returns the :class:`~tgbhub.evaluate.graded.Graded` run
     (``kind="train"``): the evaluator's result (dataset, version, digests, task, split, ``metrics``), the model, and
-    the run's ``seed``, ``device``, ``epochs_run``, ``train_seconds``, best epoch, history, hyper-parameters and the
-    files written.
+    the run's ``seed``, ``device``, ``epochs_run``, ``train_seconds``, best epoch, history, hyper-parameters, the
+    files written and ``regrade``, the ``tgbhub evaluate`` command that grades those files the same way
+    (:func:`regrade_command`).
 
     >>> tgbhub.train("dlinear", "chaosnet/k0.5-rho0.3-n8", seed=42)  # doctest: +SKIP
 
@@ -81,31 +89,81 @@ def train(model: str, name: str, *, version: str | None = None, seed: int = 42, 
     dataset = api.load_dataset(name, version, cache_dir=cache_dir)
     chosen = task_for(dataset.manifest, model, task)
     trainer = make_trainer(chosen, model, config)
+    trainer.hyperparameters()  # a bad --hparam is refused here, before any data is prepared or memory allocated
     report = trainer.fit(dataset, chosen)
     graded_split = choose_split(dataset.manifest, chosen, split)
     submission = trainer.predict(dataset, chosen, graded_split)
-    graded = api.get_evaluator(dataset, chosen.get("name")).evaluate(submission, split=graded_split)
+    evaluator = api.get_evaluator(dataset, chosen.get("name"))
+    graded = evaluator.evaluate(submission, split=graded_split)
     run: dict[str, Any] = {"seed": seed, "device": report.device, "epochs_run": report.epochs_run,
                            "train_seconds": report.train_seconds, "best_epoch": report.best_epoch,
                            "best_val": {report.val_metric: report.best_val},
                            "hyperparameters": trainer.hyperparameters(), "history": report.history}
     if write:
         folder = Path(out) if out is not None else default_out(model, dataset.name, seed)
-        run["files"] = _write_run(folder, trainer, config, dataset, chosen, report, submission,
-                                  Graded("train", graded, model, run).to_json())
+        run["files"] = _write_run(folder, trainer, config, dataset, chosen, report, submission, evaluator,
+                                  graded_split)
+        run["regrade"] = regrade_command(dataset, chosen, graded_split, run["files"], cache_dir)
+        _write_result(Path(run["files"]["result"]), Graded("train", graded, model, run).to_json())
     return Graded("train", graded, model=model, run=run)
 
 
+def regrade_command(dataset: Any, task: Mapping[str, Any], split: str, files: Mapping[str, str],
+                    cache_dir: str | os.PathLike[str] | None = None) -> str:
+    """The ``tgbhub evaluate ...`` command line that grades a run's written files as the run graded them.
+
+    Everything the run chose is spelled out rather than left to the command's defaults, which could pick otherwise:
+    the exact version (a newer one may have been published since), the task (the one matching the file's columns is
+    not always the one trained for), the split (``--split`` may have named another), and the teacher-forced file.
+    The cache folder is named only when the run was given one; otherwise both resolve it the same way (``TGBHUB_CACHE``,
+    then the user cache). Paths are as written, so the command works from the folder the run was started in.
+    """
+    argv = ["tgbhub"]
+    if cache_dir is not None:
+        argv += ["--cache-dir", os.fspath(cache_dir)]
+    argv += ["evaluate", f"{dataset.name}@{dataset.version}", files["submission"], "--split", split]
+    if task.get("name") is not None:
+        argv += ["--task", str(task["name"])]
+    if "teacher_forced" in files:
+        argv += ["--teacher-forced", files["teacher_forced"]]
+    return shlex.join(argv)
+
+
 def _write_run(folder: Path, trainer: Any, config: Any, dataset: Any, task: Mapping[str, Any], report: Any,
-               submission: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, str]:
-    from tgbhub.cache import write_text_atomic
+               submission: Mapping[str, Any], evaluator: Any, split: str) -> dict[str, str]:
+    """Write the checkpoint, the submission and whatever else the evaluator graded; returns name -> path."""
     from tgbhub.evaluate.submission import write_submission
     from tgbhub.trainers import save_checkpoint
 
     folder.mkdir(parents=True, exist_ok=True)
     files = {"checkpoint": str(save_checkpoint(folder / "model.pt", trainer, config=config, dataset=dataset,
                                                task=task, report=report)),
-             "submission": str(folder / "submission.parquet"), "result": str(folder / "result.json")}
+             "submission": str(folder / "submission.parquet")}
     write_submission(submission, folder / "submission.parquet")
-    write_text_atomic(folder / "result.json", json.dumps({**result, "files": files}, indent=2, default=float) + "\n")
+    forecasts = _teacher_forced_columns(submission, evaluator, split)
+    if forecasts is not None:
+        files["teacher_forced"] = str(folder / "teacher_forced.parquet")
+        write_submission(forecasts, folder / "teacher_forced.parquet")
+    files["result"] = str(folder / "result.json")
     return files
+
+
+def _teacher_forced_columns(submission: Any, evaluator: Any, split: str) -> dict[str, Any] | None:
+    """The teacher-forced forecasts file's columns (``window``, ``values``) when the run was graded with forecasts
+    in memory, else ``None``.
+
+    A forecaster given as a callable (the heuristic baselines' way) is not a trainer's: trainers attach the array of
+    every window's forecasts, which is exactly what the file holds.
+    """
+    forecasts = getattr(submission, "forecasts", None)
+    if forecasts is None or callable(forecasts) or not hasattr(evaluator, "teacher_forced_keys"):
+        return None
+    keys = evaluator.teacher_forced_keys(split)
+    forecasts = np.asarray(forecasts)
+    return {**keys, "values": forecasts.reshape(len(forecasts), -1)}
+
+
+def _write_result(path: Path, result: Mapping[str, Any]) -> None:
+    from tgbhub.cache import write_text_atomic
+
+    write_text_atomic(path, json.dumps(result, indent=2, default=float) + "\n")

@@ -20,6 +20,7 @@ from .release import Release
 from ..manifests import croissant_document, file_object
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
+from tgbhub.manifest import plain
 
 IMPORTER = "tgbhub.tgb-import"
 #: the converter's version: a change of what an import writes is a new minor version of every imported dataset
@@ -69,8 +70,12 @@ def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path, entry: An
 
 
 def manifest_document(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]], info: Mapping[str, Any],
-                      folder: Path, zip_name: str, zip_sha256: str, published: Mapping[str, Any]) -> dict[str, Any]:
+                      folder: Path, zip_name: str, zip_sha256: str, published: Mapping[str, Any],
+                      modified: bool = False) -> dict[str, Any]:
     """The Croissant manifest of an imported dataset whose files are in ``folder``.
+
+    ``modified``: the release was checked against statistics the importer was given (``--expected-stats``), not
+    the catalogue's published ones; the manifest says so (``stats.modified_release`` and a discrepancy entry).
 
     The parts that depend on the family (``graph``, ``tasks``, ``record_sets``) come from the family module's
     ``describe(entry, files, info)``; the rest (recipe, digests, statistics, provenance) is
@@ -82,6 +87,15 @@ def manifest_document(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]],
              "published": dict(published), "checked_against_published": sorted(published),
              "source": {"url": entry.url, "zip": zip_name, "zip_sha256": zip_sha256, "tgb_version": entry.tgb_version,
                         "py_tgb": "2.3.0", "parser": info["parser"]}}
+    discrepancies = [{"field": "checksum", "paper": "none: py-tgb publishes no checksum of its zips",
+                      "ours": f"the sha256 of the zip this import read ({zip_sha256})",
+                      "evidence": "spec tgb.md §1.1: no md5/sha/size in tgb/utils/info.py"}]
+    if modified:
+        catalogue, given = plain(entry.stats), plain(published)
+        stats["modified_release"] = {"catalogue_stats": catalogue, "checked_against": given}
+        discrepancies.append({"field": "release", "paper": f"TGB's published statistics: {catalogue}",
+                              "ours": f"a modified release, checked against the given statistics {given}",
+                              "evidence": "imported with --expected-stats (tgbhub.importing expected_stats)"})
     description = (f"TGB's {entry.name} (version {entry.tgb_version}), imported from {zip_name} and converted with "
                    f"py-tgb 2.3.0's conventions: {entry.domain or 'see the TGB paper'}. Split and negatives are TGB's.")
     return croissant_document(
@@ -95,6 +109,4 @@ def manifest_document(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]],
                  "value": content_digest(columns)} for file, columns in files.items()],
         graph=parts["graph"], splits={"unit": "row", "boundaries": {k: list(v) for k, v in info["splits"].items()}},
         tasks=parts["tasks"], stats=stats,
-        discrepancies=[{"field": "checksum", "paper": "none: py-tgb publishes no checksum of its zips",
-                        "ours": f"the sha256 of the zip this import read ({zip_sha256})",
-                        "evidence": "spec tgb.md §1.1: no md5/sha/size in tgb/utils/info.py"}])
+        discrepancies=discrepancies)

@@ -37,7 +37,8 @@ def _convert(item: TgbEntry, path: Path, sha256: str, expected_stats: Mapping[st
                              "Nothing was installed. The release is not the one TGB published (another version, a "
                              "partial download, a modified file): download it again from " + item.url)
     written = write(files, folder, item)
-    document = manifest_document(item, files, info, folder, path.name, sha256, published)
+    document = manifest_document(item, files, info, folder, path.name, sha256, published,
+                                 modified=expected_stats is not None)
     return Converted(document=document, files=written, columns=files)
 
 

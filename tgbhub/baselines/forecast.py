@@ -18,6 +18,14 @@ graph the stored ``src <= dst`` form, on both the events and their negatives).
 
 Which EdgeBank memory the paper used per dataset is its Table 11d (spec §2.5); with historical negatives it is never
 *unlimited*, so the paper's numbers compare with ``edgebank-tw``, ``edgebank-ri`` or ``edgebank-thr``.
+
+Every EdgeBank takes the option ``memory`` (``MODEL:memory=dyglib,seed=N``): ``full`` (the default) remembers every
+event of the history; ``dyglib`` leaves out what the paper's code (DyGLib's ``get_link_prediction_data``, which the
+fork keeps) removes from the train split before any model sees it: every train event touching one of its "new test
+nodes", ``int(0.1 x distinct nodes)`` nodes drawn among those with an event after the train split
+(:func:`new_test_nodes`). DyGLib draws them with ``random.seed(2020)`` over a Python set; here a numpy ``Generator``
+seeded with ``seed`` draws from the sorted node ids, so the rule is the fork's and the nodes are not (a different,
+reproducible draw for each seed). Validation and earlier test events stay in the memory, as in DyGLib.
 """
 
 from __future__ import annotations
@@ -29,11 +37,16 @@ from typing import Any
 import numpy as np
 
 from tgbhub.baselines.registry import register_baseline
+from tgbhub.errors import InvalidNameError
 from tgbhub.forecasting.windows import Events, WindowIndex, events, pair_code, window_index
 
 TASK_TYPE = "window-link-forecasting"
 #: edgebank-tw's share of the history's timestamps it remembers (DyGLib's ``time_window_proportion``: the test share)
 TIME_WINDOW_PROPORTION = 0.15
+#: DyGLib's share of all nodes drawn as "new test nodes" (``int(0.1 * num_total_unique_node_ids)``)
+NEW_NODE_FRACTION = 0.1
+#: the ``memory`` option of every EdgeBank: ``full`` (every history event, the default) or ``dyglib``
+MEMORY_OPTIONS = ("full", "dyglib")
 
 
 def sorted_quantile(values: np.ndarray, q: float) -> float:
@@ -54,9 +67,10 @@ def sorted_quantile(values: np.ndarray, q: float) -> float:
 
 
 class History:
-    """Per distinct pair: occurrences, first and last time among the events ``[0, end)``; ``end`` only grows."""
+    """Per distinct pair: occurrences, first and last time among the events ``[0, end)`` that ``keep`` admits (all
+    by default); ``end`` only grows."""
 
-    def __init__(self, ev: Events) -> None:
+    def __init__(self, ev: Events, keep: np.ndarray | None = None) -> None:
         self.t = np.asarray(ev.t, dtype=np.float64)
         self.codes = ev.pair_codes()
         self.pairs, self.pair_of = np.unique(self.codes, return_inverse=True)
@@ -66,19 +80,33 @@ class History:
         self.first = np.full(size, np.nan)
         self.last = np.full(size, np.nan)
         self.end = 0
+        self.keep = keep
+        #: the admitted events' times (sorted, as the events are); the history holds the first ``size`` of them
+        self.kept_t = self.t if keep is None else self.t[keep]
+        self.size = 0
 
     def advance(self, end: int) -> None:
-        """Take events ``[self.end, end)`` into the history."""
+        """Take the admitted events of ``[self.end, end)`` into the history."""
         if end <= self.end:
             return
         ids, t = self.pair_of[self.end:end], self.t[self.end:end]
+        if self.keep is not None:
+            admitted = self.keep[self.end:end]
+            ids, t = ids[admitted], t[admitted]
+        self.end = end
+        if len(ids) == 0:
+            return
+        self.size += len(ids)
         self.count += np.bincount(ids, minlength=len(self.pairs))
         seen, at = np.unique(ids, return_index=True)
         fresh = np.isnan(self.first[seen])
         self.first[seen[fresh]] = t[at[fresh]]
         seen_last, at_last = np.unique(ids[::-1], return_index=True)
         self.last[seen_last] = t[len(ids) - 1 - at_last]
-        self.end = end
+
+    def times(self) -> np.ndarray:
+        """The timestamps of the events in the history, sorted."""
+        return self.kept_t[:self.size]
 
     def lookup(self, codes: np.ndarray) -> np.ndarray:
         """The pair id of each code, ``-1`` for a pair that never occurs in the dataset."""
@@ -97,9 +125,9 @@ def _unlimited(history: History, t_start: float, horizon: float) -> np.ndarray:
 
 
 def _fixed_proportion(history: History, t_start: float, horizon: float) -> np.ndarray:
-    if history.end == 0:
+    if history.size == 0:
         return np.zeros(len(history.pairs))
-    start = sorted_quantile(history.t[:history.end], 1 - TIME_WINDOW_PROPORTION)
+    start = sorted_quantile(history.times(), 1 - TIME_WINDOW_PROPORTION)
     return (history.last >= start).astype(np.float64)  # NaN (never seen) compares False
 
 
@@ -110,7 +138,7 @@ def _repeat_interval(history: History, t_start: float, horizon: float) -> np.nda
     repeated = history.count >= 2
     gaps = (history.last[repeated] - history.first[repeated]) / (history.count[repeated] - 1)
     length = math.fsum(gaps.tolist()) / int(seen.sum())
-    end = float(history.t[history.end - 1])
+    end = float(history.times()[-1])
     return (history.last >= end - length).astype(np.float64)
 
 
@@ -136,15 +164,17 @@ MEMORIES: dict[str, Memory] = {"edgebank": _unlimited, "edgebank-tw": _fixed_pro
 
 
 def score_groups(model: str, ev: Events, index: WindowIndex, pos_codes: np.ndarray, neg_codes: np.ndarray,
-                 group: np.ndarray, fixed_history: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 group: np.ndarray, fixed_history: int | None = None, keep: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Scores of ``model`` for every query: query ``j`` (pair codes ``pos_codes[j]``, ``neg_codes[j]``) belongs to
     window (or batch) ``group[j]`` of ``index`` and is scored from the events before ``index.lo[group[j]]``; with
-    ``fixed_history`` the history is ``[0, fixed_history)`` for every group instead (``edgebank-train``).
+    ``fixed_history`` the history is ``[0, fixed_history)`` for every group instead (``edgebank-train``); with
+    ``keep`` (a boolean per event) only the events it admits enter the history (:func:`dyglib_memory`).
 
     ``group`` must be non-decreasing (queries in event order).
     """
     memory = MEMORIES["edgebank" if fixed_history is not None else model]
-    history = History(ev)
+    history = History(ev, keep)
     pos_ids, neg_ids = history.lookup(pos_codes), history.lookup(neg_codes)
     pos = np.zeros(len(pos_codes), dtype=np.float32)
     neg = np.zeros(len(neg_codes), dtype=np.float32)
@@ -161,8 +191,62 @@ def score_groups(model: str, ev: Events, index: WindowIndex, pos_codes: np.ndarr
     return pos, neg
 
 
-def window_submission(model: str, dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
-    """A complete window-forecasting submission of ``model`` for ``split``: every query, in event order."""
+def new_test_nodes(ev: Events, seed: int) -> np.ndarray:
+    """DyGLib's inductive "new test nodes", drawn with numpy (sorted ids).
+
+    As ``get_link_prediction_data``: ``int(0.1 x`` the number of distinct nodes of all events ``)`` nodes, uniformly
+    without replacement, among the nodes of the events after the train split (DyGLib's ``ts > val_time``); all of
+    those if they are fewer (where DyGLib's ``random.sample`` would fail). ``np.random.default_rng(seed)`` draws
+    from the sorted candidates, so a seed gives the same nodes on every machine; the global RNGs are not touched.
+
+    Raises:
+        InvalidNameError: if the events have no ``train`` split (the message lists the splits there are).
+    """
+    after = ev.range("train")[1]
+    everyone = np.unique(np.concatenate([ev.src, ev.dst]))
+    candidates = np.unique(np.concatenate([ev.src[after:], ev.dst[after:]]))
+    size = min(int(NEW_NODE_FRACTION * len(everyone)), len(candidates))
+    drawn = np.random.default_rng(seed).choice(candidates, size=size, replace=False)
+    return np.sort(drawn).astype(np.int64)
+
+
+def dyglib_memory(ev: Events, seed: int) -> np.ndarray:
+    """Per event, whether DyGLib's EdgeBank may remember it: ``False`` for a train event touching one of
+    :func:`new_test_nodes` (``seed``), which DyGLib drops from its train data; ``True`` for every other event.
+
+    Raises:
+        InvalidNameError: if the events have no ``train`` split.
+    """
+    drawn = new_test_nodes(ev, seed)
+    touches = np.isin(ev.src, drawn) | np.isin(ev.dst, drawn)
+    keep = np.ones(len(ev), dtype=bool)
+    after = ev.range("train")[1]
+    keep[:after] = ~touches[:after]
+    return keep
+
+
+def window_submission(model: str, dataset: Any, task: Mapping[str, Any], split: str, *, memory: str = "full",
+                      seed: int | None = None) -> dict[str, Any]:
+    """A complete window-forecasting submission of ``model`` for ``split``: every query, in event order.
+
+    ``memory="dyglib"`` (with ``seed``, the new-test-node draw's) leaves the train events of DyGLib's new test
+    nodes out of an EdgeBank's memory (:func:`dyglib_memory`); ``"full"`` keeps every event.
+
+    Raises:
+        InvalidNameError: for an unknown ``memory``, ``memory="dyglib"`` without a ``seed``, a ``seed`` with
+            ``memory="full"``, or ``memory="dyglib"`` for a model that is not an EdgeBank.
+    """
+    _read_memory(memory)
+    if memory == "dyglib" and model not in EDGEBANKS:
+        raise InvalidNameError(f"memory=dyglib is an EdgeBank memory and {model!r} has none; use one of "
+                               f"{', '.join(EDGEBANKS)}")
+    if memory == "dyglib" and seed is None:
+        # no default seed: the drawn nodes alone move AUC by up to 0.024 (lr-4-4), so a run must name its draw
+        raise InvalidNameError(f"{model}:memory=dyglib needs seed=N for its new-test-node draw, e.g. "
+                               f"{model}:memory=dyglib,seed=0")
+    if memory == "full" and seed is not None:
+        raise InvalidNameError(f"seed={seed} draws DyGLib's new test nodes, which memory=full does not use; add "
+                               "memory=dyglib or drop the seed")
     ev = events(dataset)
     index = window_index(ev, split, task["horizon"]["value"])
     negatives = dataset.window_negatives(split, task=task.get("name"))
@@ -171,14 +255,37 @@ def window_submission(model: str, dataset: Any, task: Mapping[str, Any], split: 
     pos_codes = ev.pair_codes()[lo:hi]
     neg_codes = pair_code(negatives.neg_src, negatives.neg_dst, ev.num_nodes)
     fixed = ev.range("train")[1] if model == "edgebank-train" else None
-    pos, neg = score_groups(model, ev, index, pos_codes, neg_codes, window, fixed)
+    keep = dyglib_memory(ev, seed) if memory == "dyglib" and seed is not None else None
+    pos, neg = score_groups(model, ev, index, pos_codes, neg_codes, window, fixed, keep)
     return {"window": window, "query": np.arange(hi - lo, dtype=np.int64), "pos_score": pos, "neg_score": neg}
 
 
+def _read_memory(value: str) -> str:
+    if value not in MEMORY_OPTIONS:
+        raise InvalidNameError(f"memory={value!r} is not one of {', '.join(MEMORY_OPTIONS)}; 'full' remembers "
+                               "every history event, 'dyglib' drops the train events of DyGLib's new test nodes")
+    return value
+
+
+def _read_seed(value: str) -> int:
+    try:
+        seed = int(value)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise InvalidNameError(f"seed={value!r} is not a non-negative integer; write e.g. seed=0")
+    return seed
+
+
+#: the window EdgeBanks, which take ``memory`` and ``seed`` (``MODEL:memory=dyglib,seed=N``)
+EDGEBANKS = ("edgebank", "edgebank-tw", "edgebank-ri", "edgebank-thr", "edgebank-train")
+_EDGEBANK_OPTIONS = {"memory": _read_memory, "seed": _read_seed}
+
+
 def _register(model: str) -> None:
-    @register_baseline(TASK_TYPE, model)
-    def on_windows(dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
-        return window_submission(model, dataset, task, split)
+    @register_baseline(TASK_TYPE, model, options=_EDGEBANK_OPTIONS if model in EDGEBANKS else None)
+    def on_windows(dataset: Any, task: Mapping[str, Any], split: str, **options: Any) -> dict[str, Any]:
+        return window_submission(model, dataset, task, split, **options)
 
 
 for _model in (*MEMORIES, "edgebank-train"):

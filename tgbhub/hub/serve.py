@@ -7,13 +7,21 @@ Two parts, both bound to one address:
 * a **front** server in this process receives every request. It answers file downloads of LFS-stored files itself,
   straight from ``.git/lfs/objects`` with ``sendfile`` and ``Range`` support, the way the real Hub hands large files
   to its CDN; everything else it relays to olah. olah alone reads a whole blob into memory and sends it in 4 KiB
-  chunks (tens of MB/s; see the README's Hub benchmark), which is what the front is for.
+  chunks (tens of MB/s; see the README's Hub benchmark), which is what the front is for. The front also answers a
+  download of a file or revision that does not exist the way the real Hub does (404 ``EntryNotFound`` /
+  ``RevisionNotFound``, the same for HEAD and GET), where olah answers 500 to GET and 401 "Repository not found" to
+  HEAD.
+
+Nothing is ever written into ROOT, so a read-only hub serves: olah's config and logs live in a state folder outside
+it (``state_dir``, by default the user's state folder keyed by ROOT).
 """
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import importlib.util
+import json
 import os
 import re
 import socket
@@ -25,6 +33,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
+
+import platformdirs
 
 from tgbhub.errors import HubServerError
 
@@ -34,6 +45,8 @@ _POINTER = re.compile(rb"version https://git-lfs\.github\.com/spec/v1\noid sha25
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection",
                "content-length", "host", "date", "server"}
 _RELAY_TIMEOUT = 60.0
+#: the repo kinds olah's mirror mode looks for under ROOT (``ROOT/<kind>/<org>/<name>``)
+_REPO_KINDS = ("datasets", "models", "spaces")
 
 
 @dataclass
@@ -45,10 +58,13 @@ class LocalHub:
     olah: subprocess.Popen[bytes]
     front: _FrontServer
     log: Path
+    #: where olah's config, log and (unused, offline) repo cache live: never inside ``root``
+    state_dir: Path
+    config: Path
     _thread: threading.Thread = field(repr=False)
 
     def stop(self) -> None:
-        """Stop the front and olah (idempotent)."""
+        """Stop the front and olah (idempotent), and remove this session's olah config."""
         self.front.shutdown()
         self.front.server_close()
         self.front.close_connections()
@@ -59,6 +75,7 @@ class LocalHub:
             except subprocess.TimeoutExpired:
                 self.olah.kill()
                 self.olah.wait()
+        self.config.unlink(missing_ok=True)
 
     def __enter__(self) -> LocalHub:
         return self
@@ -68,19 +85,25 @@ class LocalHub:
 
 
 def start_local_hub(root: str | os.PathLike[str], port: int = 0, host: str = "127.0.0.1",
-                    ready_timeout: float = 60.0) -> LocalHub:
+                    ready_timeout: float = 60.0, state_dir: str | os.PathLike[str] | None = None, *,
+                    allow_empty: bool = False) -> LocalHub:
     """Serve the repos under ``root`` (``root/datasets/<org>/<name>``, as ``tgbhub publish --to git:ROOT`` writes).
 
-    ``port=0`` picks a free port. olah keeps its state and log in ``root/.olah``.
+    ``port=0`` picks a free port. Nothing is written into ``root``: olah's config and log go to ``state_dir``, by
+    default :func:`default_state_dir` (the user's state folder, one subfolder per served root). ``allow_empty``
+    also accepts an existing, empty ``root``, for a hub whose first repo is written while it serves (olah reads git
+    live), such as behind a Hub write API.
 
     Raises:
-        HubServerError: if olah is not installed, ``root`` is not a folder of published repos, ``port`` cannot be
-            bound (taken, or not allowed), or olah does not come up within ``ready_timeout`` seconds (with the tail
-            of its log).
+        HubServerError: if olah is not installed; ``root`` is not a hub root (missing, a file, or a folder with no
+            git repo at ``<kind>/<org>/<name>``, and not empty under ``allow_empty``); ``state_dir`` is inside
+            ``root`` or cannot be created; ``port`` cannot be bound (taken, or not allowed); or olah does not come up
+            within ``ready_timeout`` seconds (with the tail of its log).
     """
     if importlib.util.find_spec("olah") is None:
         raise HubServerError("the local Hub needs olah, which is not installed; run: pip install 'tgbhub[serve]'")
-    root = _checked_root(Path(root))
+    root = checked_hub_root(Path(root), allow_empty=allow_empty)
+    state = _checked_state_dir(root, state_dir)
     olah_port = _free_port(host)
     try:
         front = _FrontServer((host, port), root, (host, olah_port))
@@ -88,15 +111,15 @@ def start_local_hub(root: str | os.PathLike[str], port: int = 0, host: str = "12
         raise HubServerError(f"cannot serve on {host}:{port}: {exc.strerror or exc}. Choose another port "
                              "(--port 8091), or --port 0 to let the system pick a free one.") from exc
     url = f"http://{host}:{front.server_address[1]}"
-    state = root / ".olah"
     config = _write_olah_config(state, root, host, olah_port, front.server_address[1])
     log = state / "olah.log"
     with open(log, "ab") as sink:
+        # cwd=state: anything olah writes to a relative path lands there too, never in the caller's folder
         process = subprocess.Popen([sys.executable, "-m", "olah.server", "-c", str(config), "--log-path",
-                                    str(state / "logs")], stdout=sink, stderr=subprocess.STDOUT)
+                                    str(state / "logs")], stdout=sink, stderr=subprocess.STDOUT, cwd=state)
     thread = threading.Thread(target=front.serve_forever, name="tgbhub-hub-front", daemon=True)
     thread.start()
-    hub = LocalHub(root, url, process, front, log, thread)
+    hub = LocalHub(root, url, process, front, log, state, config, thread)
     try:
         _wait_ready(process, host, olah_port, log, ready_timeout)
     except BaseException:
@@ -105,14 +128,95 @@ def start_local_hub(root: str | os.PathLike[str], port: int = 0, host: str = "12
     return hub
 
 
-def _checked_root(root: Path) -> Path:
-    """``root`` resolved, if it is a folder; serving a mistyped path would answer "not found" to everything."""
+def default_state_dir(root: Path) -> Path:
+    """Where olah's config and log go for a served ``root``: ``<user state dir>/tgbhub/hub/<name>-<hash of path>``.
+
+    Keyed by the resolved path, so two hubs never share a log, and the same hub finds its old log again.
+    """
+    digest = hashlib.sha256(str(root).encode()).hexdigest()[:12]
+    label = re.sub(r"[^A-Za-z0-9._-]", "_", root.name) or "root"
+    return Path(platformdirs.user_state_dir("tgbhub")) / "hub" / f"{label}-{digest}"
+
+
+def checked_hub_root(root: Path, allow_empty: bool = False) -> Path:
+    """``root`` resolved, if it is a hub root: a folder holding at least one git repo at ``<kind>/<org>/<name>``
+    (or, with ``allow_empty``, an existing empty folder).
+
+    Serving anything else would answer "not found" to every request (and used to write olah's state into it).
+
+    Raises:
+        HubServerError: naming the path, why it is not a hub root, and the command that makes one.
+    """
     resolved = root.expanduser().resolve()
-    if not resolved.is_dir():
-        raise HubServerError(f"the hub root {resolved} does not exist (or is not a folder), so there is nothing to "
-                             f"serve. Publish into it first: tgbhub publish FAMILY --version VERSION --to git:{resolved}"
-                             " (or pass the folder an earlier publish --to git:ROOT wrote)")
-    return resolved
+    why = _not_a_hub_root(resolved)
+    if why is None or (allow_empty and _is_empty_folder(resolved)):
+        return resolved
+    enclosing = next((parent for parent in list(resolved.parents)[:3] if _not_a_hub_root(parent) is None), None)
+    if enclosing is not None:  # e.g. ROOT/datasets or one repo of it was passed
+        fix = f"it lies inside the hub root {enclosing}; serve that instead: tgbhub hub serve {enclosing}"
+    else:
+        # suggest publishing into the path itself only where that is sensible: not into a file, nor /etc
+        target = str(resolved) if not resolved.exists() or _is_empty_folder(resolved) else "DIR"
+        fix = (f"make one with: tgbhub publish FAMILY --version VERSION --to git:{target} (e.g. FAMILY t-grab, "
+               f"VERSION 1.0.0), then: tgbhub hub serve {target}")
+    raise HubServerError(f"{resolved} is not a hub root: {why}; {fix}")
+
+
+def _not_a_hub_root(path: Path) -> str | None:
+    """Why ``path`` is not a hub root, or None if it is one."""
+    try:
+        if not path.exists():
+            return "it does not exist"
+        if not path.is_dir():
+            return "it is a file, not a folder"
+        if any(_is_git_repo(repo) for repo in _repo_candidates(path)):
+            return None
+    except OSError as exc:  # e.g. a folder this user may not list
+        return f"it cannot be read ({exc.strerror or exc})"
+    others = ", ".join(f"{kind}/ORG/NAME" for kind in _REPO_KINDS[1:])
+    return f"it holds no git repo at datasets/ORG/NAME (or {others})"
+
+
+def _is_empty_folder(path: Path) -> bool:
+    try:
+        return path.is_dir() and next(path.iterdir(), None) is None
+    except OSError:
+        return False
+
+
+def _repo_candidates(root: Path) -> list[Path]:
+    """The folders at ``root/<kind>/<org>/<name>``: where olah's mirror mode looks for repos."""
+    found = []
+    for kind in _REPO_KINDS:
+        if not (root / kind).is_dir():
+            continue
+        for org in (root / kind).iterdir():
+            if org.is_dir():
+                found.extend(name for name in org.iterdir() if name.is_dir())
+    return found
+
+
+def _is_git_repo(path: Path) -> bool:
+    # a work tree (what publish --to git: writes) or a bare repo (olah serves both)
+    return (path / ".git").is_dir() or ((path / "HEAD").is_file() and (path / "objects").is_dir())
+
+
+def _checked_state_dir(root: Path, state_dir: str | os.PathLike[str] | None) -> Path:
+    """The state folder, created, and outside ``root``.
+
+    Raises:
+        HubServerError: if it lies inside ``root`` (olah would write into the tree it serves) or cannot be created.
+    """
+    state = Path(state_dir).expanduser().resolve() if state_dir is not None else default_state_dir(root)
+    if state == root or root in state.parents:
+        raise HubServerError(f"the state folder {state} is inside the served hub root {root}, and the hub never "
+                             f"writes into what it serves; pass a folder outside it: --state-dir DIR")
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HubServerError(f"cannot create the state folder {state} for olah's config and log: "
+                             f"{exc.strerror or exc}; pass a writable folder outside {root}: --state-dir DIR") from exc
+    return state
 
 
 def _free_port(host: str) -> int:
@@ -122,15 +226,17 @@ def _free_port(host: str) -> int:
 
 
 def _write_olah_config(state: Path, root: Path, host: str, port: int, front_port: int) -> Path:
-    state.mkdir(parents=True, exist_ok=True)
-    config = state / "olah.toml"
+    # one file per session: two hubs serving the same root share the state folder, but never a config
+    config = state / f"olah-{os.getpid()}-{port}.toml"
     # Offline mirror mode: serve local git repos only. hf-netloc points at a closed port as a second guard against
     # any upstream request leaving the machine.
+    # json.dumps quotes: a JSON string is a valid TOML basic string, so a path with " or \ cannot break the file
+    q = json.dumps
     config.write_text("\n".join([
-        "[basic]", f'host = "{host}"', f"port = {port}", f'repos-path = "{state / "repos"}"',
-        f'mirrors-path = ["{root}"]', 'hf-scheme = "http"', 'hf-netloc = "127.0.0.1:9"',
-        'hf-lfs-netloc = "127.0.0.1:9"', f'mirror-netloc = "{host}:{front_port}"',
-        f'mirror-lfs-netloc = "{host}:{front_port}"', "", "[accessibility]", "offline = true", ""]))
+        "[basic]", f"host = {q(host)}", f"port = {port}", f"repos-path = {q(str(state / 'repos'))}",
+        f"mirrors-path = [{q(str(root))}]", 'hf-scheme = "http"', 'hf-netloc = "127.0.0.1:9"',
+        'hf-lfs-netloc = "127.0.0.1:9"', f"mirror-netloc = {q(f'{host}:{front_port}')}",
+        f"mirror-lfs-netloc = {q(f'{host}:{front_port}')}", "", "[accessibility]", "offline = true", ""]))
     return config
 
 
@@ -205,8 +311,17 @@ class _LfsFile:
     commit: str
 
 
+@dataclass(frozen=True)
+class _Missing:
+    """A download the real Hub answers with 404: its ``X-Error-Code`` and, for a missing file, the commit looked in."""
+
+    code: str
+    message: str
+    commit: str | None = None
+
+
 class _FrontHandler(BaseHTTPRequestHandler):
-    """Serves LFS file downloads itself and relays every other request to olah."""
+    """Serves LFS file downloads and not-found answers itself, and relays every other request to olah."""
 
     protocol_version = "HTTP/1.1"
     server: _FrontServer
@@ -224,26 +339,42 @@ class _FrontHandler(BaseHTTPRequestHandler):
         self._relay()
 
     def _dispatch(self, send_body: bool) -> None:
-        lfs = self._lfs_target()
-        if lfs is None:
-            self._relay()
+        target = self._resolve_target()
+        if isinstance(target, _LfsFile):
+            self._send_lfs(target, send_body)
+        elif isinstance(target, _Missing):
+            self._send_missing(target, send_body)
         else:
-            self._send_lfs(lfs, send_body)
+            self._relay()
 
-    def _lfs_target(self) -> _LfsFile | None:
+    def _resolve_target(self) -> _LfsFile | _Missing | None:
+        """What a ``/resolve/`` download names: an LFS file, something missing, or None (olah answers it).
+
+        A missing repo is left to olah, whose 401 ``RepoNotFound`` is what the real Hub says too.
+        """
         match = _RESOLVE.fullmatch(self.path.split("?", 1)[0])
         if match is None:
             return None
-        kind, org, name, revision, path = match.groups()
-        repo = self.server.hub_root / kind / org / name
-        if ".." in path.split("/") or ".." in (org, name) or not (repo / ".git").is_dir():
+        kind, org, name, revision, path = (unquote(part) for part in match.groups())
+        if ".." in path.split("/") or any(part in ("", ".", "..") or "/" in part for part in (org, name)):
             return None
-        reader = self.server.reader(repo)
+        repo = self.server.hub_root / kind / org / name
+        if not (repo / ".git").is_dir():
+            return None
+        try:
+            return self._look_up(self.server.reader(repo), repo, revision, path)
+        except OSError:  # git could not be asked: let olah answer rather than claim "not found"
+            return None
+
+    @staticmethod
+    def _look_up(reader: _GitReader, repo: Path, revision: str, path: str) -> _LfsFile | _Missing | None:
         commit = reader.header(f"{revision}^{{commit}}")
         if commit is None:
-            return None
+            return _Missing("RevisionNotFound", f"Invalid rev id: {revision}")
         blob = reader.header(f"{commit[0]}:{path}")
-        if blob is None or blob[1] != "blob" or not 100 <= blob[2] <= 200:
+        if blob is None or blob[1] != "blob":  # a folder is no more a downloadable entry than nothing is
+            return _Missing("EntryNotFound", "Entry not found", commit[0])
+        if not 100 <= blob[2] <= 200:  # too small or too large to be an LFS pointer: a plain file, olah sends it
             return None
         pointer = _POINTER.fullmatch(reader.content(blob[0]) or b"")
         if pointer is None:
@@ -253,6 +384,23 @@ class _FrontHandler(BaseHTTPRequestHandler):
         if not local.is_file():
             return None
         return _LfsFile(local, sha, int(pointer.group(2)), commit[0])
+
+    def _send_missing(self, missing: _Missing, send_body: bool) -> None:
+        # The Hub's headers, which huggingface_hub maps to RemoteEntryNotFoundError / RevisionNotFoundError; with
+        # X-Repo-Commit it also caches the miss. HEAD gets the same status and headers as GET, minus the body.
+        body = json.dumps({"error": missing.message}).encode()
+        self.send_response(404)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("X-Error-Code", missing.code)
+        # the message echoes the requested revision: no control character (a CR LF would split the response)
+        printable = re.sub(r"[\x00-\x1f\x7f]", "?", missing.message.encode("ascii", "replace").decode())
+        self.send_header("X-Error-Message", printable)
+        if missing.commit is not None:
+            self.send_header("X-Repo-Commit", missing.commit)
+        self.end_headers()
+        if send_body:
+            self.wfile.write(body)
 
     def _send_lfs(self, lfs: _LfsFile, send_body: bool) -> None:
         start, stop = 0, lfs.size
@@ -324,7 +472,11 @@ class _GitReader:
         self._batch: subprocess.Popen[bytes] | None = None
 
     def header(self, name: str) -> tuple[str, str, int] | None:
-        """``(object id, type, size)`` of a revision expression such as ``v1.0.0^{commit}``, or None if missing."""
+        """``(object id, type, size)`` of a revision expression such as ``v1.0.0^{commit}``, or None if missing.
+
+        Raises:
+            OSError: if git cannot be started or stopped answering (the next call starts it afresh).
+        """
         with self._lock:
             self._check = self._check or self._start("--batch-check")
             line = self._ask(self._check, name)
@@ -332,7 +484,11 @@ class _GitReader:
         return (parts[0], parts[1], int(parts[2])) if len(parts) == 3 and parts[1] != "missing" else None
 
     def content(self, oid: str) -> bytes | None:
-        """The bytes of object ``oid`` (only ever asked for small objects: LFS pointers)."""
+        """The bytes of object ``oid`` (only ever asked for small objects: LFS pointers).
+
+        Raises:
+            OSError: as :meth:`header`.
+        """
         with self._lock:
             self._batch = self._batch or self._start("--batch")
             parts = self._ask(self._batch, oid).split()
@@ -346,19 +502,24 @@ class _GitReader:
             if process is not None:
                 process.kill()
                 process.wait()
+        self._check = self._batch = None
 
     def _start(self, mode: str) -> subprocess.Popen[bytes]:
         return subprocess.Popen(["git", "-C", str(self._repo), "cat-file", mode], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def _ask(self, process: subprocess.Popen[bytes], name: str) -> str:
-        if "\n" in name:
+        if "\n" in name:  # git reads one name per line; such a name cannot exist
             return "missing"
         try:
             process.stdin.write(name.encode() + b"\n")  # type: ignore[union-attr]
             process.stdin.flush()  # type: ignore[union-attr]
-            return process.stdout.readline().decode()  # type: ignore[union-attr]
-        except OSError:  # git died (repo removed?): start afresh on the next request
-            self._check = self._batch = None
-            process.kill()
-            return "missing"
+            line = process.stdout.readline().decode()  # type: ignore[union-attr]
+            if not line:
+                raise BrokenPipeError(f"git cat-file in {self._repo} exited")
+            return line
+        except OSError:
+            # git died (repo removed?): start afresh on the next request. The caller must not read this as
+            # "missing", which would turn a hiccup into a 404.
+            self.close()
+            raise

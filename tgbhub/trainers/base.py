@@ -58,6 +58,35 @@ class TrainConfig:
         return out
 
 
+#: the largest size ``--hparam`` may set: far above every published model (the widest is 256 channels) and small
+#: enough that no layer of any registered model needs more than a few GB; a typo like 100000 is refused, not allocated
+MAX_SIZE = 4096
+
+
+def checked_hparams(model: str, hparams: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """``defaults`` overridden by ``hparams``, every override checked against its default's kind: a size (an integer
+    default, or ``None``: resolved per dataset) is an integer in [1, MAX_SIZE], a dropout (a name with "dropout", or
+    a float default) a number in [0, 1).
+
+    Raises:
+        InvalidNameError: for an unknown name (listing the model's), a value of the wrong type or out of range
+            (naming the key, the value and the range).
+    """
+    unknown = sorted(set(hparams) - set(defaults))
+    if unknown:
+        raise InvalidNameError(f"{model} has no hyper-parameter {unknown[0]!r}; it takes {', '.join(sorted(defaults))}")
+    for name, value in hparams.items():
+        default = defaults[name]
+        if "dropout" in name or isinstance(default, float):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+                raise InvalidNameError(f"{model}: --hparam {name}={value!r} is out of range; {name}: a number in "
+                                       f"[0, 1) (default {default})")
+        elif not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_SIZE:
+            raise InvalidNameError(f"{model}: --hparam {name}={value!r} is out of range; {name}: an integer in "
+                                   f"[1, {MAX_SIZE}] (default {default if default is not None else 'per dataset'})")
+    return {**defaults, **hparams}
+
+
 @dataclass
 class FitReport:
     """What ``fit`` did: epochs run, the epoch whose weights were kept, and per-epoch losses and times.

@@ -26,7 +26,7 @@ import numpy as np
 from tgbhub.baselines.trajectory import RolloutSubmission
 from tgbhub.errors import InvalidNameError
 from tgbhub.progress import counter
-from tgbhub.trainers.base import FitReport, TrainConfig, register_trainer
+from tgbhub.trainers.base import FitReport, TrainConfig, checked_hparams, register_trainer
 from tgbhub.trainers.torchutil import EarlyStopping, isolated_rng, require_torch, resolve_device
 
 TASK_TYPE = "rollout-forecasting"
@@ -81,12 +81,8 @@ class ChaosNetTrainer:
     def hyperparameters(self) -> dict[str, Any]:
         """The model's sizes as the published runs used them (overridden by ``config.hparams``) and the protocol."""
         _, defaults, lr = _models()[self.model_name]
-        unknown = sorted(set(self.config.hparams) - set(defaults))
-        if unknown:
-            raise InvalidNameError(f"{self.model_name} has no hyper-parameter {unknown[0]!r}; it takes "
-                                   f"{', '.join(sorted(defaults))}")
         c = self.config
-        return {"model": {**defaults, **c.hparams}, "lr": c.lr if c.lr is not None else lr,
+        return {"model": checked_hparams(self.model_name, c.hparams, defaults), "lr": c.lr if c.lr is not None else lr,
                 "epochs": c.epochs or PROTOCOL["epochs"], "batch_size": c.batch_size or PROTOCOL["batch_size"],
                 "patience": c.patience or PROTOCOL["patience"], "milestones": list(PROTOCOL["milestones"]),
                 "gamma": PROTOCOL["gamma"], "clip_norm": PROTOCOL["clip_norm"],

@@ -46,7 +46,7 @@ from tgbhub.baselines.memory import list_column, snapshot_queries
 from tgbhub.errors import IntegrityError, InvalidNameError, UnsupportedTaskError
 from tgbhub.progress import Steps
 from tgbhub.tasks import candidate_pairs, graded_snapshots
-from tgbhub.trainers.base import FitReport, TrainConfig, register_trainer
+from tgbhub.trainers.base import FitReport, TrainConfig, checked_hparams, register_trainer
 from tgbhub.trainers.torchutil import isolated_rng, require_torch, resolve_device
 
 TASK_TYPES = ("snapshot-link-prediction", "one-vs-many-ranking")
@@ -78,22 +78,10 @@ def resolve_sizes(model: str, hparams: Mapping[str, Any], num_nodes: int | None)
     of ``heads`` (T-GRAB's TransformerConv output). Unknown before the dataset is (``num_nodes=None``): left ``None``.
 
     Raises:
-        InvalidNameError: for an unknown hyper-parameter, a size that is not a positive integer, a dropout outside
-            [0, 1), or an ``embedding_dim`` that ``heads`` does not divide.
+        InvalidNameError: for an unknown hyper-parameter, a size that is not an integer in [1, MAX_SIZE], a dropout
+            outside [0, 1), or an ``embedding_dim`` that ``heads`` does not divide.
     """
-    defaults = DEFAULTS[model]
-    unknown = sorted(set(hparams) - set(defaults))
-    if unknown:
-        raise InvalidNameError(f"{model} has no hyper-parameter {unknown[0]!r}; it takes {', '.join(sorted(defaults))}")
-    sizes = {**defaults, **hparams}
-    for name, value in sizes.items():
-        if value is None:
-            continue
-        if "dropout" in name:
-            if not 0 <= float(value) < 1:
-                raise InvalidNameError(f"{model}: {name} must be in [0, 1), got {value!r}")
-        elif not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise InvalidNameError(f"{model}: {name} must be a positive integer, got {value!r}")
+    sizes = checked_hparams(model, hparams, DEFAULTS[model])
     if model == "tgn" and num_nodes is not None:
         sizes["memory_dim"] = sizes["memory_dim"] or int(num_nodes)
         heads = sizes["heads"]

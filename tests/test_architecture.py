@@ -59,6 +59,9 @@ ALLOWED = {
                      "tgbhub.progress"},
     "tgbhub.training": {"tgbhub.api", "tgbhub.cache", "tgbhub.config", "tgbhub.errors", "tgbhub.evaluate",
                         "tgbhub.manifest", "tgbhub.tasks", "tgbhub.trainers"},
+    # result records (issue 23): re-grades through the API; a heuristic's options are its hyper-parameters
+    "tgbhub.results": {"tgbhub", "tgbhub.api", "tgbhub.baselines", "tgbhub.cache", "tgbhub.errors", "tgbhub.hashing",
+                       "tgbhub.evaluate"},
     "tgbhub.publish": {"tgbhub.api", "tgbhub.cache", "tgbhub.columns", "tgbhub.config", "tgbhub.errors",
                        "tgbhub.hashing", "tgbhub.hub", "tgbhub.manifest", "tgbhub.progress", "tgbhub.registry"},
     "tgbhub.doctor": {"tgbhub.errors", "tgbhub.registry", "tgbhub.sources"},
@@ -77,8 +80,8 @@ ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli"}
 # ... and scripts: `python -m generators` and `python -m generators.forecast` are the authoring scripts; like
 # scripts/, they hand the builders what those take from the library
 SCRIPTS = {"generators.__main__", "generators.forecast.__main__"}
-APPLICATIONS = {"tgbhub.scale", "tgbhub.training", "tgbhub.publish", "tgbhub.doctor", "tgbhub.protocols",
-                "tgbhub.compat"}
+APPLICATIONS = {"tgbhub.scale", "tgbhub.training", "tgbhub.publish", "tgbhub.results", "tgbhub.doctor",
+                "tgbhub.protocols", "tgbhub.compat"}
 
 
 def _library_files(root: Path = ROOT) -> list[Path]:

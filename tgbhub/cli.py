@@ -349,6 +349,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     result = train(args.model, args.name, seed=args.seed, device=args.device, epochs=args.epochs, out=args.out,
                    task=args.task, split=args.split, cache_dir=args.cache_dir, hparams=_hparams(args.hparam),
                    compile=args.compile, amp=args.amp, **options)
+    _write_records(args, [result])
     if args.json:
         print(json.dumps({k: result[k] for k in RESULT_KEYS}, indent=1))
         return 0
@@ -369,8 +370,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     cluster (``--scheduler``): then one JSON line per file, in order, failures included, and exit 1 if any failed."""
     options = {"task": args.task, "split": args.split, "detail": args.detail, "teacher_forced": args.teacher_forced}
     if len(args.files) == 1 and args.scheduler is None:  # graded here: the Dask backend is not loaded
-        _print_result(api.grade(args.name, args.files[0], cache_dir=args.cache_dir, **options).to_json(), args.json)
+        graded = api.grade(args.name, args.files[0], cache_dir=args.cache_dir, **options)
+        _print_result(graded.to_json(), args.json)
+        _write_records(args, [graded])
         return 0
+    if args.record:
+        raise TgbhubError(f"--record writes the record of one graded file; grade the {len(args.files)} files one "
+                          "at a time (without --scheduler), each with its own --record PATH")
     from tgbhub import scale
 
     rows = scale.evaluate(args.name, args.files, scheduler=args.scheduler, cache_dir=args.cache_dir,
@@ -384,6 +390,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     graded = api.run_baseline(args.model, args.name, task=args.task, split=args.split, out=args.out or None,
                               cache_dir=args.cache_dir)
     _print_result(graded.to_json(), args.json)
+    _write_records(args, [graded])
     return 0
 
 
@@ -424,6 +431,7 @@ def cmd_counterfactual(args: argparse.Namespace) -> int:
     label = Path(args.model).stem if is_file else args.model
     out = Path(args.out) if args.out else output_folder("counterfactual", args.name, label)
     written = report.write(out)
+    _write_records(args, report.graded)
     if args.json:
         print(json.dumps({**report.to_json(), "written": {k: str(v) for k, v in written.items()},
                           "plot_skipped": report.plot_skipped}, indent=1, allow_nan=False))
@@ -471,6 +479,70 @@ def _expected_stats(path: str | None) -> dict[str, Any] | None:
         raise InvalidNameError(f"--expected-stats {path!r} holds {type(stats).__name__}, not an object of "
                                "statistics; write e.g. {\"num_edges\": 157474, \"num_nodes\": 9227}")
     return stats
+
+
+def _write_records(args: argparse.Namespace, graded: Sequence[Any]) -> None:
+    """With ``--record PATH``: the result record of the run (:mod:`tgbhub.results`), or for the counterfactual check
+    (several graded conditions) one record per condition and run in the folder PATH; the paths go to stderr, so
+    ``--json`` output stays one JSON document."""
+    if not getattr(args, "record", None):
+        return
+    from pathlib import Path
+
+    from tgbhub import results
+
+    options = {"cache_dir": args.cache_dir, "offline": args.offline or None}
+    if args.run is not cmd_counterfactual:
+        results.record(graded[0], args.record, **options)
+        print(f"wrote record: {args.record}", file=sys.stderr)
+        return
+    folder = Path(args.record)
+    for item in graded:
+        run = item.run
+        name = f"{Path(str(item.model)).stem}-{run['condition']}-r{run.get('run')}.json".replace("/", "_")
+        results.record(item, folder / name, **options)
+    print(f"wrote {len(graded)} records into {folder}", file=sys.stderr)
+
+
+def cmd_verify_result(args: argparse.Namespace) -> int:
+    """Re-check a result record against its submission: exit 0 if every check matches, 1 on any mismatch (2, via
+    :func:`main`, for a missing or edited record or a missing submission)."""
+    from tgbhub import results
+
+    found = results.verify(args.record_file, args.submission, cache_dir=args.cache_dir,
+                           offline=args.offline or None, rtol=args.rtol)
+    print(json.dumps(found.to_json(), indent=1) if args.json else "\n".join(found.lines()))
+    return 0 if found.ok else 1
+
+
+def cmd_aggregate_results(args: argparse.Namespace) -> int:
+    """Several seeds' records as one entry (mean, sample std, n, seeds), printed as JSON."""
+    from tgbhub import results
+
+    print(json.dumps(results.aggregate([results.read_record(path) for path in args.records]), indent=1))
+    return 0
+
+
+def _add_results_commands(commands: Any) -> None:
+    """``--record PATH`` on every graded run, ``verify-result`` and ``aggregate-results`` (issue 23)."""
+    for name in ("evaluate", "baseline", "train"):
+        commands.choices[name].add_argument("--record", metavar="PATH", help="also write the run's result record "
+                                            "(JSON with its own sha256), checkable with `tgbhub verify-result`")
+    commands.choices["counterfactual"].add_argument("--record", metavar="DIR", help="also write one result record "
+                                                    "per graded condition and run into this folder")
+    checking = commands.add_parser("verify-result", help="re-check a result record: its sha256, the submission's "
+                                   "sha256 and a re-grade of the submission, metric by metric")
+    checking.add_argument("record_file", metavar="RECORD", help="the JSON file --record wrote")
+    checking.add_argument("submission", metavar="SUBMISSION", help="the Parquet file the record's run graded")
+    checking.add_argument("--rtol", type=float, default=0.0, help="relative tolerance per metric (default 0: exact; "
+                          "only for a re-grade on another machine or numpy build, whose float sums may differ in "
+                          "the last bits)")
+    checking.add_argument("--json", action="store_true")
+    checking.set_defaults(run=cmd_verify_result)
+    combining = commands.add_parser("aggregate-results", help="several seeds' result records as one entry (mean, "
+                                    "sample std, n, seeds)")
+    combining.add_argument("records", nargs="+", metavar="RECORD")
+    combining.set_defaults(run=cmd_aggregate_results)
 
 
 def _add_import_command(commands: Any) -> None:
@@ -751,6 +823,7 @@ def build_parser() -> argparse.ArgumentParser:
     exporting.set_defaults(run=cmd_export)
     _add_forecast_stats_command(commands)
     _add_import_command(commands)
+    _add_results_commands(commands)
     _accept_global_options(commands.choices.values())
     return parser
 

@@ -91,6 +91,12 @@ class SubmissionError(TgbhubError, ValueError):
         super().__init__(f"submission {where}: {problem}. {fix}")
 
 
+class RecordError(TgbhubError, ValueError):
+    """A result record cannot be used as asked: missing or unreadable, not a record, edited after it was written (its
+    ``record_sha256`` no longer matches), or records that cannot be aggregated; the message names the file or field
+    and the fix."""
+
+
 class UnsupportedTaskError(TgbhubError, LookupError):
     """A manifest declares a task (or a baseline model) this tgbhub has no implementation for."""
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import io
 import pickle
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pyarrow as pa
@@ -68,6 +68,10 @@ class Release:
     def read(self, member: str) -> bytes:
         return self._zip.read(self._names[member])
 
+    def open(self, member: str) -> IO[bytes]:
+        """``member`` as a stream, decompressed as it is read: a large CSV or pickle is never held as bytes."""
+        return self._zip.open(self._names[member])
+
     def close(self) -> None:
         self._zip.close()
 
@@ -95,6 +99,52 @@ def read_csv(data: bytes, member: str, strings: Iterable[int] = ()) -> list[pa.A
     return [column.combine_chunks() for column in table.columns]
 
 
+#: bytes of CSV text per block of :func:`csv_blocks`: large enough that Arrow's per-block work is negligible, small
+#: enough that the blocks Arrow parses ahead stay a few tens of MB (16 MB blocks: 135 MB of Arrow memory at once)
+CSV_BLOCK_BYTES = 4 << 20
+
+
+def csv_blocks(release: Release, member: str, strings: Iterable[int] = (),
+               block_size: int | None = None) -> Iterator[list[pa.Array]]:
+    """The columns of a TGB CSV by position, block by block of ``block_size`` bytes (default
+    :data:`CSV_BLOCK_BYTES`, read when called), as :func:`read_csv` reads them.
+
+    Arrow's streaming reader infers each column's type from the first block; a column whose later values need
+    another type (integers, then a decimal) cannot be read that way, and nothing but a whole-file read gives the
+    type :func:`read_csv` infers, so such a CSV (and one Arrow cannot parse at all, for :func:`read_csv`'s error)
+    is read whole instead and yielded as one block. A caller must therefore accumulate nothing it cannot drop
+    before the first block it is given again: :class:`WholeRead` tells it to start over.
+
+    Raises:
+        WholeRead: when streaming fails after blocks were yielded (the caller restarts with the one whole block).
+        GenerationError: if the CSV cannot be parsed.
+    """
+    convert = pcsv.ConvertOptions(column_types={f"f{i}": pa.large_string() for i in strings})
+    options = pcsv.ReadOptions(skip_rows=1, autogenerate_column_names=True,
+                                 block_size=block_size or CSV_BLOCK_BYTES)
+    yielded = False
+    try:
+        with release.open(member) as stream, pcsv.open_csv(stream, read_options=options,
+                                                           convert_options=convert) as reader:
+            for batch in reader:
+                if batch.num_rows:
+                    yielded = True
+                    yield list(batch.columns)
+    except pa.ArrowInvalid as exc:
+        whole = read_csv(release.read(member), member, strings)  # raises read_csv's error if Arrow cannot parse it
+        if yielded:
+            raise WholeRead(whole) from exc
+        yield whole
+
+
+class WholeRead(Exception):
+    """:func:`csv_blocks` had to read the CSV whole after yielding blocks: ``columns`` is the whole CSV."""
+
+    def __init__(self, columns: list[pa.Array]) -> None:
+        super().__init__("the CSV's column types change after its first block; read whole")
+        self.columns = columns
+
+
 def columns_at_least(columns: list[pa.Array], count: int, member: str, expected: str) -> None:
     """Raises GenerationError if the CSV has fewer than ``count`` columns (``expected`` names them)."""
     if len(columns) < count:
@@ -115,14 +165,15 @@ def integers(column: pa.Array, member: str, what: str) -> np.ndarray:
     return column.to_numpy().astype(np.int64)
 
 
-def load_pickle(data: bytes, member: str) -> dict[Any, Any]:
-    """A TGB negatives pickle, loaded with numpy arrays and builtin containers only.
+def load_pickle(data: bytes | IO[bytes], member: str) -> dict[Any, Any]:
+    """A TGB negatives pickle (its bytes, or a stream such as :meth:`Release.open`'s, which spares holding the
+    bytes beside the dict), loaded with numpy arrays and builtin containers only.
 
     Raises:
         GenerationError: if it is not such a pickle or asks for anything else.
     """
     try:
-        loaded = _NumpyOnly(io.BytesIO(data)).load()
+        loaded = _NumpyOnly(io.BytesIO(data) if isinstance(data, bytes) else data).load()
     except GenerationError:
         raise
     except Exception as exc:  # unpickling raises many kinds; each means the same thing here

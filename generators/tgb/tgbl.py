@@ -46,8 +46,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .release import (EVERY_COLUMN, Release, columns_at_least, first_appearance, integers, load_pickle, numbered,
-                      read_csv)
+from .release import (EVERY_COLUMN, Release, WholeRead, columns_at_least, csv_blocks, first_appearance, integers,
+                      load_pickle, numbered, read_csv)
 from ..manifests import parquet_record_set
 from ..ranking import negatives_file, ranking_submission, write_negatives
 from tgbhub.errors import GenerationError
@@ -83,6 +83,8 @@ def parse_edges(release: Release, files: Mapping[str, str], parser: str
                               f"tgbhub yet (it imports tgbl datasets of the parsers {', '.join(PARSERS)}); upgrade "
                               "tgbhub")
     member = files["edgelist"]
+    if parser in STREAMED:
+        return STREAMED[parser](release, member)
     return reader(read_csv(release.read(member), member, STRING_IDS.get(parser, ())), member)
 
 
@@ -99,16 +101,49 @@ def _numbers(column: pa.Array, member: str, what: str) -> np.ndarray:
 
 def _wiki(columns: list[pa.Array], member: str) -> tuple[dict[str, np.ndarray], None]:
     """py-tgb's ``load_edgelist_wiki``: integer ids, items shifted by max(src) + 1, features from column 4 on."""
+    edges = _wiki_rows(columns, member)
+    edges["dst"] += int(edges["src"].max()) + 1
+    return edges, None
+
+
+def _wiki_streamed(release: Release, member: str) -> tuple[dict[str, np.ndarray], None]:
+    """:func:`_wiki` over the CSV's blocks (:func:`csv_blocks`): each block's rows converted, then the columns
+    joined and the items shifted by the largest source id of all blocks, so the CSV's text and Arrow's table of it
+    are never held whole.
+
+    Raises:
+        GenerationError: as :func:`_wiki`, for the first block that does not fit py-tgb's layout.
+    """
+    try:
+        pieces = [_wiki_rows(columns, member) for columns in csv_blocks(release, member)]
+    except WholeRead as whole:  # column types change after the first block: read as read_csv infers them
+        pieces = [_wiki_rows(whole.columns, member)]
+    if not pieces:  # no row at all: read_csv's reading says what is wrong (or yields the empty edge list)
+        return _wiki(read_csv(release.read(member), member), member)
+    edges = {}
+    for name in list(pieces[0]):  # column by column, each block's copy dropped once joined: one column's worth extra
+        edges[name] = np.concatenate([piece.pop(name) for piece in pieces])
+    edges["dst"] += int(edges["src"].max()) + 1
+    edges["edge_id"] = np.arange(len(edges["t"]), dtype=np.int64)
+    return edges, None
+
+
+def _wiki_rows(columns: list[pa.Array], member: str) -> dict[str, np.ndarray]:
+    """py-tgb's reading of rows of the JODIE layout, items not yet shifted (the shift needs every row's src).
+
+    Raises:
+        GenerationError: if a column does not hold what py-tgb reads there.
+    """
     columns_at_least(columns, 4, member, "src, dst, timestamp, state label and edge features")
     src = integers(columns[0], member, "column 0 (src)")
-    dst = integers(columns[1], member, "column 1 (dst)") + int(src.max()) + 1
+    dst = integers(columns[1], member, "column 1 (dst)")
     if not (pa.types.is_integer(columns[2].type) or pa.types.is_floating(columns[2].type)) or columns[2].null_count:
         raise GenerationError(f"{member}: column 2 (timestamp) holds {columns[2].type} values or empty fields; "
                               "py-tgb casts the timestamps to int, so they must be numbers")
     t = columns[2].to_numpy().astype(np.int64)  # py-tgb: timestamps.astype(int), truncating
     features = np.column_stack([_numbers(c, member, f"column {k + 4} (edge feature)")
                                 for k, c in enumerate(columns[4:])]) if len(columns) > 4 else np.zeros((len(t), 0))
-    return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64), "edge_feat": features}, None
+    return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64), "edge_feat": features}
 
 
 def _stablecoin(columns: list[pa.Array], member: str) -> tuple[dict[str, np.ndarray], pa.Array]:
@@ -210,6 +245,9 @@ def _encode_characters(strings: pa.Array, member: str, width: int) -> np.ndarray
 #: py-tgb's parser of each tgbl edge list, by the name this project gives it (the catalogue's datasets map to them
 #: in :data:`DATASET_PARSERS`)
 PARSERS = {"edgelist-wiki": _wiki, "stablecoin": _stablecoin, "reddit-comments": _comments, "opensky": _opensky}
+#: the parsers that read the CSV block by block (the others read it whole: their first-appearance numbering
+#: interleaves every row's two ids, which the streamed reading does not do yet)
+STREAMED = {"edgelist-wiki": _wiki_streamed}
 #: the columns each parser reads as text (py-tgb maps the strings, not numbers: raw ids, and flight's day, callsign
 #: and typecode, whose first value decides the timestamp format and whose characters are encoded)
 STRING_IDS = {"stablecoin": (1, 2), "reddit-comments": (1, 2), "opensky": (0, 1, 2, 3, 4)}
@@ -301,27 +339,36 @@ def split_rows(t: np.ndarray, val: float, test: float) -> dict[str, tuple[int, i
     return {"train": (0, first_val), "val": (first_val, first_test), "test": (first_test, len(t))}
 
 
-def convert_negatives(table: Mapping[Any, Any], t: np.ndarray, src: np.ndarray, dst: np.ndarray,
+def convert_negatives(table: dict[Any, Any], t: np.ndarray, src: np.ndarray, dst: np.ndarray,
                       member: str) -> dict[str, np.ndarray]:
     """One query per edge: the negatives stored under its ``(src, dst, t)`` key, as ``int32 [n, q]`` + ``count``.
+
+    ``table`` is emptied on the way: each entry is dropped after the last edge that uses it, so TGB's dict shrinks
+    as the matrix fills and the two are never both whole (keys collapse duplicate edges, hence *last*).
 
     Raises:
         GenerationError: if an edge has no entry, or an entry holds something other than node ids.
     """
-    lists = []
-    for s, d, time in zip(src.tolist(), dst.tolist(), t.tolist()):
-        found = table.get((s, d, time))
+    keys = list(zip(src.tolist(), dst.tolist(), t.tolist()))
+    count = np.empty(len(keys), dtype=np.int32)
+    last: dict[tuple[int, int, int], int] = {}
+    for row, key in enumerate(keys):  # first pass: the width of the matrix, and where each key is used last
+        found = table.get(key)
         if found is None:
-            raise GenerationError(f"{member} has no negatives for the edge (src={s}, dst={d}, t={time}); py-tgb's "
-                                  "query_batch would raise too: the pickle does not belong to this edge list")
-        lists.append(np.asarray(found))
-    count = np.array([len(x) for x in lists], dtype=np.int32)
+            raise GenerationError(f"{member} has no negatives for the edge (src={key[0]}, dst={key[1]}, "
+                                  f"t={key[2]}); py-tgb's query_batch would raise too: the pickle does not belong "
+                                  "to this edge list")
+        count[row] = len(found)
+        last[key] = row
     q = int(count.max()) if len(count) else 0
-    matrix = np.full((len(lists), q), -1, dtype=np.int32)
-    for row, values in enumerate(lists):
-        if len(values) and not np.all(np.asarray(values) == np.floor(values)):
+    matrix = np.full((len(keys), q), -1, dtype=np.int32)
+    for row, key in enumerate(keys):
+        values = np.asarray(table[key])
+        if len(values) and not np.all(values == np.floor(values)):
             raise GenerationError(f"{member}: the negatives of row {row} are not integer node ids")
-        matrix[row, :len(values)] = np.asarray(values, dtype=np.int64)
+        matrix[row, :len(values)] = values.astype(np.int64)
+        if last[key] == row:
+            del table[key]
     return {"t": t, "src": src.astype(np.int32), "dst": dst.astype(np.int32), "negatives": matrix, "count": count}
 
 
@@ -356,12 +403,14 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
         files[NODES_FILE], info["node_feat"] = parse_node_features(release, entry.files["node_feat"], nodes)
         info["measured"].update(node_feat_dim=NODE_FEAT_DIM,
                                 nodes_without_features=info["node_feat"]["nodes_without_features"])
-    for split in SPLITS[1:]:
+    for split in SPLITS[1:]:  # one split's pickle at a time, read from the zip as a stream (never its bytes)
         member = entry.files[f"{split}_ns"]
-        table = load_pickle(release.read(member), member)
+        with release.open(member) as stream:
+            table = load_pickle(stream, member)
         lo, hi = splits[split]
         files[negatives_file(split)] = convert_negatives(table, edges["t"][lo:hi], edges["src"][lo:hi],
                                                          edges["dst"][lo:hi], member)
+        del table  # else it lives on while the next split's pickle loads
     return files, info
 
 

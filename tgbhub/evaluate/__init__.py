@@ -50,6 +50,11 @@ from typing import Any
 from tgbhub.evaluate.registry import EVALUATORS, evaluator_class, register_evaluator
 from tgbhub.manifest import Manifest
 
+#: the version of the reference evaluators' grading, written into every result record (:mod:`tgbhub.results`). Bump
+#: it whenever a change could move a metric of an unchanged submission (a tie rule, a skipped snapshot, a filter), so a
+#: record made before the change is not re-checked as if nothing had changed.
+EVALUATOR_VERSION = "1.0.0"
+
 
 def get_evaluator(manifest: Manifest, truth: Any, task: str | Mapping[str, Any] | None = None) -> Any:
     """The evaluator for ``task`` (a task name, a task mapping, or ``None`` for the default) of ``manifest``.
@@ -62,4 +67,4 @@ def get_evaluator(manifest: Manifest, truth: Any, task: str | Mapping[str, Any] 
     return evaluator_class(chosen, manifest)(manifest, chosen, truth)
 
 
-__all__ = ["EVALUATORS", "get_evaluator", "register_evaluator"]
+__all__ = ["EVALUATORS", "EVALUATOR_VERSION", "get_evaluator", "register_evaluator"]

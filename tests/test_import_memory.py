@@ -1,0 +1,160 @@
+"""The TGB importer converts a tgbl release in bounded memory (issue 24): a release of millions of rows is read in
+CSV blocks, its negatives converted without a second copy of TGB's dict, its Parquet written row group by row
+group; and the streamed conversion writes the same bytes as the whole-table one did.
+
+The import runs in a fresh interpreter, so the peak resident memory it reports (``VmHWM``) is the import's own,
+not what the test process allocated before (writing the release); the bound is on the peak above the interpreter's
+resident memory once tgbhub is imported."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pytest
+
+from tgbhub.generators.tgb import catalogue, release, tgbl
+from tgbhub.generators.tgb.importer import _convert
+from tgbhub.generators.tgb.release import Release as OpenedRelease
+from tests import tgb_formats as formats
+
+NAME = "tgbl-wiki"
+ROOT = Path(__file__).resolve().parents[1]
+
+#: what the import may add to the interpreter's resident memory per edge of a release of 4 features and q = 10
+#: negatives, beyond :data:`BOUND_FIXED` (Arrow's blocks read ahead, the Parquet writer, libraries loaded on first
+#: use). Measured (``python tests/test_import_memory.py ROWS FOLDER``): on 2M rows the whole-table importer added
+#: 1194 MB (the CSV's bytes, its Arrow table, a combined copy, two pickles' dicts at once), the streamed one 687 MB;
+#: on 300k rows the streamed one 241 MB: about 160 MB + 260 B a row (the converted columns, kept for the cache's
+#: verification, and what the allocators keep of freed blocks). The bound, 852 MB for 2M rows, fails the former.
+BOUND_BYTES_PER_ROW = 330
+BOUND_FIXED = 192 << 20
+
+
+def write_release(folder: Path, rows: int, feat_dim: int = 4, q: int = 10, seed: int = 0) -> tuple[Path, dict]:
+    """A tgbl-wiki release of ``rows`` edges in JODIE's CSV layout (written with Arrow: ``tgb_formats.write_tgbl``
+    loops in Python, minutes for millions of rows) and q negatives per val/test edge; returns the zip and the
+    statistics the import must measure."""
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, 1000, rows)
+    dst = rng.integers(0, 2000, rows)
+    t = np.cumsum(rng.integers(0, 3, rows)).astype(np.float64)
+    features = {f"f{k}": np.round(rng.normal(size=rows), 4) for k in range(feat_dim)}
+    table = pa.table({"user_id": src, "item_id": dst, "timestamp": t, "state_label": np.zeros(rows, np.int64),
+                      **features})
+    folder.mkdir(parents=True, exist_ok=True)
+    csv = folder / formats.edgelist_name(NAME)
+    pcsv.write_csv(table, csv)
+    shifted, ts = dst + int(src.max()) + 1, t.astype(np.int64)
+    val_time, test_time = np.quantile(ts, [0.70, 0.85])
+    paths = {"edgelist": csv}
+    for split, mask in (("val", (ts > val_time) & (ts <= test_time)), ("test", ts > test_time)):
+        negatives = {(int(s), int(d), int(x)): rng.integers(0, 3000, q)
+                     for s, d, x in zip(src[mask].tolist(), shifted[mask].tolist(), ts[mask].tolist())}
+        paths[f"{split}_ns"] = folder / formats.ns_name(NAME, split)
+        paths[f"{split}_ns"].write_bytes(pickle.dumps(negatives, protocol=4))
+    zipped = folder / "zips" / formats.zip_name(NAME)
+    zipped.parent.mkdir(exist_ok=True)
+    with zipfile.ZipFile(zipped, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        for path in paths.values():
+            archive.write(path, path.name)
+    stats = {"num_nodes": int(len(np.union1d(src, shifted))), "num_edges": rows, "edge_feat_dim": feat_dim}
+    return zipped, stats
+
+
+_MEASURE = """
+import json, resource, sys, time
+from pathlib import Path
+import tgbhub.importing, generators.tgb.importer  # noqa: F401 (loaded before the baseline is read)
+def rss():
+    return int(Path('/proc/self/statm').read_text().split()[1]) * resource.getpagesize()
+before, start = rss(), time.perf_counter()
+manifest = tgbhub.importing.import_tgb(sys.argv[1], sys.argv[2], cache_dir=sys.argv[3],
+                                       expected_stats=json.loads(sys.argv[4]))
+wall = time.perf_counter() - start
+status = dict(line.split(':', 1) for line in Path('/proc/self/status').read_text().splitlines())
+peak = int(status['VmHWM'].split()[0]) * 1024  # this image's own peak: ru_maxrss keeps the forking parent's
+print(json.dumps({"baseline": before, "peak": peak, "added": peak - before, "wall_s": wall}))
+"""
+
+
+def measure_import(zipped: Path, stats: dict, cache: Path) -> dict:
+    """Import ``zipped`` in a fresh interpreter; its resident memory before the import, the peak, and the wall time."""
+    done = subprocess.run([sys.executable, "-c", _MEASURE, NAME, str(zipped), str(cache), json.dumps(stats)],
+                          cwd=ROOT, capture_output=True, text=True, env={"TGBHUB_NO_PROGRESS": "1",
+                                                                         "PATH": "/usr/bin:/bin"}, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _check_bound(tmp_path: Path, rows: int) -> None:
+    zipped, stats = write_release(tmp_path / "release", rows)
+    measured = measure_import(zipped, stats, tmp_path / "cache")
+    bound = BOUND_FIXED + BOUND_BYTES_PER_ROW * rows
+    assert measured["added"] < bound, measured
+
+
+def test_a_release_imports_in_bounded_memory(tmp_path: Path) -> None:
+    _check_bound(tmp_path, 300_000)
+
+
+def test_streamed_blocks_write_the_whole_table_conversions_bytes(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many small CSV blocks (and the negatives dict emptied as it converts) give the files and manifest the
+    whole-table reading gives: the same bytes, whatever pyarrow version writes both."""
+    files = formats.write_tgbl(tmp_path / "files", NAME, n_edges=3000, seed=1, feat_dim=8)
+    zipped = formats.zip_dataset(files, tmp_path / "zips")
+    item = catalogue.entry(NAME)
+
+    def convert(folder: Path) -> tuple[dict[str, bytes], str]:
+        opened = OpenedRelease(zipped, dict(item.files))
+        try:
+            _, info = tgbl.convert(item, opened)
+        finally:
+            opened.close()
+        converted = _convert(item, zipped, "0" * 64, info["measured"], folder)
+        return ({name: path.read_bytes() for name, path in converted.files.items()},
+                json.dumps(converted.document, sort_keys=True))
+
+    monkeypatch.setattr(release, "CSV_BLOCK_BYTES", 16 << 10)  # a dozen blocks
+    streamed = convert(tmp_path / "streamed")
+    monkeypatch.setattr(tgbl, "STREAMED", {})  # the whole-table reading, as before streaming
+    assert convert(tmp_path / "whole") == streamed
+
+
+def test_a_type_change_after_the_first_block_reads_the_csv_whole(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Timestamps that are integers in the first block and decimals later: Arrow's streaming reader cannot change
+    a column's type, so the CSV is read whole and truncated as py-tgb's astype(int) does."""
+    rows = ["u,i,ts,label,f"] + [f"{k % 7},{k % 5},{k},0,0.5" for k in range(4000)] + ["1,2,4000.7,0,0.25"]
+    csv = tmp_path / formats.edgelist_name(NAME)
+    csv.write_text("\n".join(rows) + "\n")
+    zipped = tmp_path / "release.zip"
+    with zipfile.ZipFile(zipped, "w") as archive:
+        archive.write(csv, csv.name)
+    monkeypatch.setattr(release, "CSV_BLOCK_BYTES", 4 << 10)
+    opened = OpenedRelease(zipped, {"edgelist": csv.name})
+    try:
+        edges, _ = tgbl.parse_edges(opened, {"edgelist": csv.name}, "edgelist-wiki")
+    finally:
+        opened.close()
+    assert edges["t"][-1] == 4000 and len(edges["t"]) == 4001
+    assert edges["dst"].min() == 7  # shifted by max(src) + 1 over every row
+
+
+@pytest.mark.slow
+def test_a_2m_row_release_imports_in_bounded_memory(tmp_path: Path) -> None:
+    _check_bound(tmp_path, 2_000_000)
+
+
+if __name__ == "__main__":  # python tests/test_import_memory.py ROWS FOLDER: the figures of docs/performance.md
+    target = Path(sys.argv[2])
+    written, expected = write_release(target / "release", int(sys.argv[1]))
+    print(json.dumps(measure_import(written, expected, target / "cache")))

@@ -45,10 +45,27 @@ def _both_directions_sorted(offsets, u, v, num_nodes):  # pragma: no cover - com
     tails = np.empty(total, dtype=np.int32)
     by_dst = np.empty(total, dtype=np.int32)
     bucket = np.empty(num_nodes + 1, dtype=np.int64)
+    adjacency = np.zeros(num_nodes * num_nodes if num_nodes <= 4096 else 0, dtype=np.uint8)
     written = 0
     for s in range(n_snap):
         lo = offsets[s]
         m = 2 * (offsets[s + 1] - lo)
+        if num_nodes <= 4096 and 4 * m >= num_nodes * num_nodes:
+            # A dense snapshot (P_sto: ~3,000 rows on 100 nodes): mark both directions in an adjacency table and
+            # read it row by row, which yields the same (src, dst)-sorted rows without repeats in fewer passes.
+            for i in range(lo, offsets[s + 1]):
+                adjacency[u[i] * num_nodes + v[i]] = 1
+                adjacency[v[i] * num_nodes + u[i]] = 1
+            for a in range(num_nodes):
+                base = a * num_nodes
+                for b in range(num_nodes):
+                    if adjacency[base + b]:
+                        adjacency[base + b] = 0  # leave the table clean for the next dense snapshot
+                        out_t[written] = s
+                        out_src[written] = a
+                        out_dst[written] = b
+                        written += 1
+            continue
         for i in range(m // 2):
             heads[2 * i] = u[lo + i]
             tails[2 * i] = v[lo + i]

@@ -62,6 +62,9 @@ ALLOWED = {
     # result records (issue 23): re-grades through the API; a heuristic's options are its hyper-parameters
     "tgbhub.results": {"tgbhub", "tgbhub.api", "tgbhub.baselines", "tgbhub.cache", "tgbhub.errors", "tgbhub.hashing",
                        "tgbhub.evaluate"},
+    # the static catalogue site (issue 23): pages from manifests, the derived index and the importers' cards
+    "tgbhub.site": {"tgbhub", "tgbhub.api", "tgbhub.config", "tgbhub.errors", "tgbhub.manifest", "tgbhub.registry",
+                    "tgbhub.site"},
     "tgbhub.publish": {"tgbhub.api", "tgbhub.cache", "tgbhub.columns", "tgbhub.config", "tgbhub.errors",
                        "tgbhub.hashing", "tgbhub.hub", "tgbhub.manifest", "tgbhub.progress", "tgbhub.registry"},
     "tgbhub.doctor": {"tgbhub.errors", "tgbhub.registry", "tgbhub.sources"},
@@ -81,7 +84,7 @@ ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli"}
 # scripts/, they hand the builders what those take from the library
 SCRIPTS = {"generators.__main__", "generators.forecast.__main__"}
 APPLICATIONS = {"tgbhub.scale", "tgbhub.training", "tgbhub.publish", "tgbhub.results", "tgbhub.doctor",
-                "tgbhub.protocols", "tgbhub.compat"}
+                "tgbhub.protocols", "tgbhub.compat", "tgbhub.site"}
 
 
 def _library_files(root: Path = ROOT) -> list[Path]:

@@ -12,6 +12,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,19 +155,28 @@ def _differing(entry: FileEntry, values: Mapping[str, np.ndarray]) -> str:
     return "every column matches its own hash, so their order or names differ"
 
 
+#: threads writing column files and hashing artifacts at install: both release the GIL (``tofile``, sha256), and
+#: each file's bytes are its own, so the count changes only the speed
+_IO_WORKERS = 2
+
+
+def _write_column(folder: Path, entry: FileEntry, column: str, values: np.ndarray) -> dict[str, int]:
+    """Write one column's ``.npy`` through a private temporary file; return its stat record."""
+    final = folder / column_file(entry, column)
+    temp = final.with_name(f".{final.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+    try:
+        with open(temp, "wb") as handle:
+            np.save(handle, np.ascontiguousarray(values), allow_pickle=False)
+        os.replace(temp, final)
+    except BaseException:
+        temp.unlink(missing_ok=True)  # a failed write (full disk) leaves no .tmp behind
+        raise
+    return _stat_record(final)
+
+
 def _write_columns(folder: Path, entry: FileEntry, values: Mapping[str, np.ndarray]) -> dict[str, dict[str, int]]:
-    records = {}
-    for column in entry.columns:
-        final = folder / column_file(entry, column)
-        temp = final.with_name(f".{final.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
-        try:
-            with open(temp, "wb") as handle:
-                np.save(handle, np.ascontiguousarray(values[column]), allow_pickle=False)
-            os.replace(temp, final)
-        finally:
-            temp.unlink(missing_ok=True)  # a failed write (full disk) leaves no .tmp behind
-        records[column] = _stat_record(final)
-    return records
+    """Write every column of ``entry`` as ``.npy``; return their stat records."""
+    return {column: _write_column(folder, entry, column, values[column]) for column in entry.columns}
 
 
 @dataclass(frozen=True)
@@ -355,26 +365,34 @@ def install_locked(root: Path, name: str, version: str, fetch: Callable[[Path], 
 
 
 def _verify_and_move(manifest: Manifest, fetched: Fetched, staging: Path, folder: Path) -> dict[str, Any]:
-    verified = {}
-    for entry in manifest.files:
-        path = fetched.files.get(entry.name)
-        if path is None:
-            raise IntegrityError(f"{manifest.name}@{manifest.version}: file {entry.name}", "present", "missing",
-                                 "The source served an incomplete dataset; nothing was installed.")
-        how, decoded, sha = verify_file(entry, path, fetched.rebuilt)
-        # Columns a source holds in memory produced the verified bytes; decoded ones are the verified bytes.
-        given = decoded if decoded is not None else (fetched.columns or {}).get(entry.name)
-        verified[entry.name] = (how, given, sha)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / MARKER).unlink(missing_ok=True)
-    marker: dict[str, Any] = {"name": manifest.name, "version": manifest.version, "files": {}, "columns": {}}
-    for entry in manifest.files:
-        how, given, sha = verified[entry.name]
-        final = folder / entry.name
-        os.replace(fetched.files[entry.name], final)
-        marker["files"][entry.name] = {**_stat_record(final), "sha256": sha, "verified_by": how}
-        if in_place(entry):
-            continue
-        values = given if given is not None else read_columns(final, entry.encoding, entry.columns)
-        marker["columns"][entry.name] = _write_columns(folder, entry, values)
+    with ThreadPoolExecutor(max_workers=_IO_WORKERS) as pool:
+        # every file is verified before any is moved; results are read in manifest order, so the first missing
+        # or bad file in that order is the one reported, as when they were checked one by one
+        checks = {entry.name: pool.submit(verify_file, entry, fetched.files[entry.name], fetched.rebuilt)
+                  for entry in manifest.files if fetched.files.get(entry.name) is not None}
+        verified = {}
+        for entry in manifest.files:
+            if entry.name not in checks:
+                raise IntegrityError(f"{manifest.name}@{manifest.version}: file {entry.name}", "present", "missing",
+                                     "The source served an incomplete dataset; nothing was installed.")
+            how, decoded, sha = checks[entry.name].result()
+            # Columns a source holds in memory produced the verified bytes; decoded ones are the verified bytes.
+            given = decoded if decoded is not None else (fetched.columns or {}).get(entry.name)
+            verified[entry.name] = (how, given, sha)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / MARKER).unlink(missing_ok=True)
+        marker: dict[str, Any] = {"name": manifest.name, "version": manifest.version, "files": {}, "columns": {}}
+        writes = {}
+        for entry in manifest.files:
+            how, given, sha = verified[entry.name]
+            final = folder / entry.name
+            os.replace(fetched.files[entry.name], final)
+            marker["files"][entry.name] = {**_stat_record(final), "sha256": sha, "verified_by": how}
+            if in_place(entry):
+                continue
+            values = given if given is not None else read_columns(final, entry.encoding, entry.columns)
+            writes[entry.name] = {column: pool.submit(_write_column, folder, entry, column, values[column])
+                                  for column in entry.columns}
+        for name, columns in writes.items():
+            marker["columns"][name] = {column: future.result() for column, future in columns.items()}
     return marker

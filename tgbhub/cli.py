@@ -545,6 +545,36 @@ def _add_results_commands(commands: Any) -> None:
     combining.set_defaults(run=cmd_aggregate_results)
 
 
+def cmd_site_build(args: argparse.Namespace) -> int:
+    """Render the catalogue as a static HTML site into OUT and print what was written."""
+    from tgbhub.site import build_site
+
+    report = build_site(args.out, family=args.family, with_figures=args.with_figures, cache_dir=args.cache_dir)
+    if args.json:
+        print(json.dumps({"out": str(report.out), "pages": len(report.pages), "figures": list(report.figures),
+                          "figures_skipped": dict(report.figures_skipped)}, indent=1))
+        return 0
+    print(f"wrote {len(report.pages)} pages and {len(report.figures)} figures into {report.out} "
+          f"(open {report.out / 'index.html'})")
+    for name, reason in report.figures_skipped.items():
+        print(f"figure skipped: {name}: {reason}")
+    return 0
+
+
+def _add_site_command(commands: Any) -> None:
+    """``tgbhub site build OUT``: the catalogue as static HTML (issue 23)."""
+    site = commands.add_parser("site", help="the hub's catalogue as a static HTML site")
+    site_commands = site.add_subparsers(dest="site_command", required=True)
+    building = site_commands.add_parser("build", help="render the catalogue, one page per dataset, into OUT")
+    building.add_argument("out", metavar="OUT", help="folder to write into (created if missing; pages overwritten)")
+    building.add_argument("--family", help="only this family, e.g. chaosnet or tgb")
+    building.add_argument("--with-figures", action="store_true", help="draw one figure per dataset the cache already "
+                          "holds (needs matplotlib: pip install 'tgbhub[plot]'); nothing is built for a figure")
+    building.add_argument("--json", action="store_true")
+    building.set_defaults(run=cmd_site_build)
+    _accept_global_options([building])
+
+
 def _add_import_command(commands: Any) -> None:
     importing = commands.add_parser("import", help="import a benchmark's dataset from its release (download or "
                                     "local copy), converted and verified, into the cache")
@@ -824,6 +854,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_forecast_stats_command(commands)
     _add_import_command(commands)
     _add_results_commands(commands)
+    _add_site_command(commands)
     _accept_global_options(commands.choices.values())
     return parser
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pyarrow.parquet as pq
 from .catalogue import GENERATORS, Entry
 from ..edges import TemporalEdges
 from ..manifests import croissant_document, file_object, parquet_record_set
-from ..ranking import make_negatives, write_negatives
+from ..ranking import WORKERS, make_negatives, write_negatives
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
 from tgbhub.manifest import Recipe, plain
@@ -55,14 +56,20 @@ def write_all(entry_params: Mapping[str, Any], generator: str, seed: int, edges:
 
     Returns file name -> columns in memory, in the order the manifest lists the files.
     """
-    write_edges(edges, folder / EDGES_FILE)
     files: dict[str, dict[str, np.ndarray]] = {EDGES_FILE: edges.columns()}
     spec = entry_params.get("negatives")
-    if spec:
-        splits = GENERATORS[generator].splits(dict(entry_params))
-        for name, columns in make_negatives(edges, splits, spec, seed).items():
-            write_negatives(columns, folder / name)
-            files[name] = columns
+    # Every file depends only on its own columns, so the edge file is written while the negatives are drawn and
+    # the negative files side by side: pyarrow's writer and the numba kernels release the GIL, and the bytes of
+    # each file are what one thread alone would write.
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        writes = [pool.submit(write_edges, edges, folder / EDGES_FILE)]
+        if spec:
+            splits = GENERATORS[generator].splits(dict(entry_params))
+            for name, columns in make_negatives(edges, splits, spec, seed).items():
+                writes.append(pool.submit(write_negatives, columns, folder / name))
+                files[name] = columns
+        for write in writes:
+            write.result()  # re-raises a writer's error here
     return files
 
 

@@ -21,6 +21,10 @@ For ``window-link-forecasting`` (:mod:`tgbhub.baselines.forecast`): ``edgebank``
 ``edgebank-ri``, ``edgebank-thr`` (DyGLib's other three memories), ``edgebank-train``, ``persistence`` (the previous
 window) and ``recency``, each scoring a window from the events before it starts.
 
+For ``node-property-ndcg`` (tgbn; :mod:`tgbhub.baselines.nodeprop`): ``period-activity``, each labelled node's
+edge weights per class over its last label period, seen through a label-stream mode (``period-activity:mode=strict``;
+default ``tgb-parity``, see :mod:`tgbhub.tasks`).
+
 Every scorer answers snapshot (int64) and continuous (float64, a derived dataset's) timestamps, with splits counted
 in snapshots or rows.
 

@@ -19,8 +19,8 @@ Baseline = Callable[[Any, Mapping[str, Any], str], Mapping[str, Any]]
 
 #: ``(task type, model name)`` -> baseline function; filled by :func:`register_baseline` in the modules listed here
 BASELINES: PluginTable[tuple[str, str], Baseline] = PluginTable("baseline", (
-    "tgbhub.baselines.edgebank", "tgbhub.baselines.forecast", "tgbhub.baselines.persistence",
-    "tgbhub.baselines.recency", "tgbhub.baselines.trajectory"))
+    "tgbhub.baselines.edgebank", "tgbhub.baselines.forecast", "tgbhub.baselines.nodeprop",
+    "tgbhub.baselines.persistence", "tgbhub.baselines.recency", "tgbhub.baselines.trajectory"))
 
 
 #: what separates a model's name from its options, and the options from each other and from their values

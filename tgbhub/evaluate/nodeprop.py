@@ -11,6 +11,11 @@ is not a dependency of the library), equal to it up to float rounding (1e-12): t
 for the first ``k`` ranks and 0 after; tied scores share the average gain of their group over the group's summed
 discounts (McSherry and Najork's tie averaging, sklearn's default), so a constant predictor earns the mean gain, not
 the best case; the ideal DCG sorts the labels themselves; a row whose label is all zero scores 0 and still counts.
+
+The grader sees only predictions; which edges the model saw before a label timestamp is the label stream's ``mode``
+(:mod:`tgbhub.tasks`: ``"tgb-parity"``, edges with ``t <= L`` visible, py-tgb's and the default; ``"strict"``,
+only ``t < L``). A submission states it (``evaluate(..., mode=)`` or an in-process ``submission.ndcg_mode``, as the
+``period-activity`` baseline's) and every result records it in ``protocol`` (``ndcg_mode`` and what it shows).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from tgbhub.evaluate.base import TaskEvaluator, result
 from tgbhub.evaluate.registry import register_evaluator
 from tgbhub.evaluate.submission import ListColumn, SubmissionError, read_submission, unique_ids
 from tgbhub.manifest import Manifest
-from tgbhub.tasks import choose_split
+from tgbhub.tasks import NDCG_MODES, choose_split, read_ndcg_mode
 
 TASK_TYPE = "node-property-ndcg"
 #: TGB's cut-off (hard-coded ``k = 10`` in py-tgb's node Evaluator)
@@ -133,18 +138,39 @@ class NodePropertyEvaluator(TaskEvaluator):
         matrix[positions] = lists.values.reshape(len(positions), width)
         return matrix
 
-    def evaluate(self, submission: Any, split: str | None = None, detail: bool = False) -> dict[str, Any]:
+    def _mode(self, submission: Any, mode: str | None) -> str:
+        """The label-stream mode the predictions were made under: ``mode``, else the submission's own
+        ``ndcg_mode``, else ``"tgb-parity"``.
+
+        Raises:
+            InvalidNameError: for an unknown mode.
+            SubmissionError: if ``mode`` and ``submission.ndcg_mode`` disagree.
+        """
+        stated = getattr(submission, "ndcg_mode", None)
+        if mode is not None and stated is not None and read_ndcg_mode(mode) != read_ndcg_mode(stated):
+            raise SubmissionError("ndcg_mode", None, f"is {stated!r} on the submission but mode={mode!r} was passed",
+                                  "Grade the predictions under the mode they were made with: drop mode= or match it")
+        return read_ndcg_mode(mode if mode is not None else stated)
+
+    def evaluate(self, submission: Any, split: str | None = None, detail: bool = False,
+                 mode: str | None = None) -> dict[str, Any]:
         """NDCG@k of ``submission`` on ``split`` (default: the task's ``report_split``): per label timestamp, the mean
         over its rows, then the mean over label timestamps (``ndcg``).
+
+        ``mode``: the label-stream mode the predictions were made under (``"tgb-parity"`` or ``"strict"``, see
+        :mod:`tgbhub.tasks`); default the submission's ``ndcg_mode``, else ``"tgb-parity"``. It does not change
+        the arithmetic; the result records it as ``protocol`` (``ndcg_mode``, ``visible_edges``) so two numbers made
+        under different protocols are not compared unawares.
 
         ``detail=True`` adds ``per_timestamp`` (``t``, ``ndcg``, ``num_nodes``) in time order.
 
         Raises:
             SubmissionError: for a malformed submission (naming the column, first bad row and fix): a missing,
                 repeated or unknown ``(t, node)``, a list of the wrong length, NaN or inf.
-            InvalidNameError: for an unknown split, or one without label timestamps to grade.
+            InvalidNameError: for an unknown split, or one without label timestamps to grade; an unknown mode.
             IntegrityError: if the dataset was opened without its labels file.
         """
+        mode = self._mode(submission, mode)
         name = choose_split(self.manifest, self.task, split)
         spec = self.task["labels"]
         lo, hi = (int(x) for x in spec["rows"].get(name, (0, 0)))
@@ -161,7 +187,8 @@ class NodePropertyEvaluator(TaskEvaluator):
         bounds = [*starts.tolist(), len(t)]
         per_t = np.array([float(np.mean(ndcg_rows(labels["label"][lo + a:lo + b], scores[a:b], self.k)))
                           for a, b in zip(bounds[:-1], bounds[1:])])
-        extra: dict[str, Any] = {"num_label_timestamps": int(len(times)), "num_rows": int(len(t)), "k": self.k}
+        extra: dict[str, Any] = {"num_label_timestamps": int(len(times)), "num_rows": int(len(t)), "k": self.k,
+                                 "protocol": {"ndcg_mode": mode, "visible_edges": NDCG_MODES[mode]}}
         if detail:
             extra["per_timestamp"] = {"t": times.tolist(), "ndcg": per_t.tolist(),
                                       "num_nodes": np.diff(bounds).tolist()}

@@ -31,6 +31,12 @@ VPT (spec section 4.5): ``NRMSE(t) = sqrt(mean_i (yhat_ti - y_ti)^2) / (std(y) +
 population std over the whole true continuation of the IC; VPT is the first 0-based ``t`` with ``NRMSE(t) > 1``,
 or the number of predicted steps if that never happens. ``vpt`` and ``vpt_std`` are the mean and population std
 over the split's ICs.
+
+VPT in Lyapunov times (spec section 3.3; dysts' convention ``VPT x dt x lambda_max`` with ``dt`` one step of the
+map): ``vpt_lyapunov`` is the mean over the split's ICs of ``VPT_steps(ic) x lambda_max(ic)``, each IC's own largest
+Lyapunov exponent per step (the dataset's ``indicators["lambda_max"]``, Benettin over the recorded steps), as dysts
+scales each trajectory by its own exponent. It is reported only when every graded IC has a finite exponent (the
+upstream trainer likewise skips it without one); :data:`METRIC_DEFINITIONS` says so in each result.
 """
 
 from __future__ import annotations
@@ -59,6 +65,17 @@ TEACHER_FORCED_SUBMISSION: dict[str, Any] = {
     "columns": [{"name": "window", "type": "int64"}, {"name": "values", "type": "list<float32>"}],
     "rows": "one per window of dataset.windows(split) (the task's context, horizon, stride and window mode), any order",
     "values": "the window's horizon x 2N forecasts, step-major (forecasts.reshape(windows, -1)), normalised",
+}
+
+#: what each rollout metric means, copied into every result (``metric_definitions``) so the JSON alone says it
+METRIC_DEFINITIONS: dict[str, str] = {
+    "vpt": "valid prediction time in map steps: the first 0-based predicted step whose NRMSE exceeds the threshold "
+           "(the number of predicted steps if none does), mean over the split's ICs",
+    "vpt_std": "population std (ddof=0) of the per-IC VPT in steps over the split's ICs",
+    "vpt_lyapunov": "VPT in Lyapunov times: mean over the split's ICs of VPT_steps(ic) x lambda_max(ic), each IC's "
+                    "largest Lyapunov exponent per map step (dysts' VPT x dt x lambda_max with dt = 1 step); "
+                    "omitted when an IC's exponent is not finite",
+    "nrmse_at_{h}": "NRMSE at predicted step h (1-based), mean over the split's ICs",
 }
 
 #: a rollout is flagged as raw units when at least this fraction of its variables look raw (:func:`looks_raw`)
@@ -312,11 +329,14 @@ class RolloutEvaluator(TaskEvaluator):
         schema, an array ``(windows, horizon, 2N)`` or a callable forecaster (see the module docstring); an
         in-process ``submission.forecasts`` does the same.
 
-        Metrics: ``vpt``, ``vpt_std``, ``vpt_lyapunov`` (VPT x the IC's lambda, averaged), ``nrmse_at_{12,24,48,96}``;
+        Metrics: ``vpt``, ``vpt_std``, ``vpt_lyapunov`` (mean over ICs of VPT x the IC's lambda_max per step: VPT in
+        Lyapunov times; only when every exponent is finite), ``nrmse_at_{12,24,48,96}``;
         with forecasts also ``{split}_mse``, ``{split}_mae``, ``mse_h{3,6,12}``, ``mae_h{...}`` and ``valid``
         (1.0 when the MSE is below the task's validity threshold, for one run; the benchmark screen uses the
         seed-mean, see :mod:`tgbhub.evaluate.benchmark`). The result's ``validity_screen`` says whether the screen
-        was applied and, if not, why; ``warnings`` lists the messages of any warning raised while grading.
+        was applied and, if not, why; ``metric_definitions`` (:data:`METRIC_DEFINITIONS`) says what each metric
+        means; ``warnings`` lists the messages of any warning raised while grading; ``detail=True`` adds ``per_ic``
+        (``ic``, ``vpt`` in steps, ``lambda_max``).
 
         Warns:
             SubmissionScaleWarning: when the rollouts look like raw, un-normalised units (:func:`looks_raw`).
@@ -340,17 +360,21 @@ class RolloutEvaluator(TaskEvaluator):
         curves = np.stack([nrmse_curve(rollouts[i], truth[i], float(rollout.get("std_eps", 1e-8)))
                            for i in range(hi - lo)])
         vpt = np.array([valid_prediction_time(c, float(rollout.get("vpt_threshold", 1.0))) for c in curves])
-        lyapunov = np.asarray(self.truth.indicators["lambda_max"])[lo:hi]
-        metrics: dict[str, float] = {"vpt": vpt.mean(), "vpt_std": vpt.std(), "vpt_lyapunov": (vpt * lyapunov).mean()}
+        # per IC, as dysts scales each trajectory by its own exponent (not the instance's mean exponent)
+        lyapunov = np.asarray(self.truth.indicators["lambda_max"], dtype=np.float64)[lo:hi]
+        metrics: dict[str, float] = {"vpt": vpt.mean(), "vpt_std": vpt.std()}
+        if np.isfinite(lyapunov).all():  # a NaN exponent (upstream's placeholder) has no Lyapunov time to report
+            metrics["vpt_lyapunov"] = (vpt * lyapunov).mean()
         for step in AT_STEPS:
             if step <= curves.shape[1]:
                 metrics[f"nrmse_at_{step}"] = curves[:, step - 1].mean()
         if forecasts is not None:
             metrics.update(self._teacher_forced(forecasts, split))
-        extra: dict[str, Any] = {"validity_screen": self._validity(metrics, split, forecasts is not None)}
+        extra: dict[str, Any] = {"validity_screen": self._validity(metrics, split, forecasts is not None),
+                                 "metric_definitions": dict(METRIC_DEFINITIONS)}
         if notes:
             extra["warnings"] = notes
         if detail:
-            extra["per_ic"] = {"ic": list(range(lo, hi)), "vpt": vpt.tolist()}
+            extra["per_ic"] = {"ic": list(range(lo, hi)), "vpt": vpt.tolist(), "lambda_max": lyapunov.tolist()}
         return result(self.manifest, self.task, split, metrics,
                       {f.name: f.digest for f in self.manifest.files}, **extra)

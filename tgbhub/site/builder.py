@@ -1,0 +1,382 @@
+"""Render the hub's catalogue as static HTML: one context per page (plain dicts from manifests, the derived index and
+the importers' cards), rendered by Jinja2 templates shipped in ``tgbhub/site/templates``, then written at the edge.
+
+Layout of the output folder (every link between pages is relative, so the folder can be served from anywhere)::
+
+    index.html                          families with counts, a table per family, its variants folded away
+    datasets/<family>/<name>.html       one page per dataset (bundled or imported manifest, or derived-index entry)
+    datasets/<family>/<name>.png        its figure, when drawn (``with_figures`` and the dataset is in the cache)
+    imports/<family>/<name>.html        how to import a benchmark's dataset this cache does not hold yet
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tgbhub import __version__, api, config
+from tgbhub.errors import CacheWriteError, MissingExtraError, TgbhubError, UnsupportedTaskError
+from tgbhub.manifest import Manifest, plain
+from tgbhub.registry import natural_key
+
+#: the folder of the templates inside the package (package data: the wheel ships the whole tgbhub folder)
+TEMPLATES = "templates"
+TEMPLATE_FILES = ("base.html", "index.html", "dataset.html", "variant.html", "import.html")
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+@dataclass(frozen=True)
+class SiteReport:
+    """What :func:`build_site` wrote: the output folder, every page (relative paths), the datasets whose figure was
+    drawn, and why a cached dataset's figure was not (``name -> reason``)."""
+
+    out: Path
+    pages: tuple[str, ...]
+    figures: tuple[str, ...]
+    figures_skipped: Mapping[str, str]
+
+
+def build_site(out: str | os.PathLike[str], *, family: str | None = None, with_figures: bool = False,
+               cache_dir: str | os.PathLike[str] | None = None) -> SiteReport:
+    """Write the catalogue's static site into ``out`` (created if missing; pages already there are overwritten).
+
+    ``family`` limits the site to one family (``tgb`` included). With ``with_figures`` each dataset the cache at
+    ``cache_dir`` already holds gets one figure drawn from its data (events per snapshot of a temporal graph, one
+    initial condition's trajectory of a trajectory dataset); nothing is built or downloaded for it, so a figure of a
+    dataset not in the cache is left out with a note on its page (``tgbhub get NAME`` first).
+
+    Raises:
+        MissingExtraError: if jinja2 is not installed (``pip install 'tgbhub[site]'``).
+        InvalidNameError: for a family nobody knows (naming the known ones).
+        CacheWriteError: if ``out`` cannot be written (a file in the way, no permission, a full disk).
+    """
+    environment = _environment()
+    root = config.cache_root(cache_dir)
+    rows = api.catalogue_rows(family, cache_dir=root)
+    manifests = {row["name"]: api.manifest_of(row["name"], row["version"], cache_dir=root)
+                 for row in rows if _page_kind(row) == "dataset"}
+    variants = _variants_by_parent(rows)
+    target = Path(out)
+    figures, skipped = (_draw_figures(rows, manifests, root, target) if with_figures else ({}, {}))
+    pages = {"index.html": environment.get_template("index.html").render(
+        _index_context(rows, manifests, variants, family))}
+    for row in rows:
+        path, template, context = _page(row, manifests, variants, figures, skipped, with_figures)
+        pages[path] = environment.get_template(template).render(context)
+    _write(target, pages)
+    return SiteReport(out=target, pages=tuple(pages), figures=tuple(sorted(figures)),
+                      figures_skipped=dict(sorted(skipped.items())))
+
+
+def _environment() -> Any:
+    """The Jinja2 environment over the shipped templates: autoescaping on for every template (every value a page
+    shows comes from a manifest or a card, and none is trusted as markup), undefined names an error.
+
+    Raises:
+        MissingExtraError: if jinja2 is not installed.
+    """
+    try:
+        import jinja2
+    except ModuleNotFoundError as exc:
+        raise MissingExtraError("jinja2", "site", "`tgbhub site build`") from exc
+    environment = jinja2.Environment(loader=jinja2.PackageLoader("tgbhub.site", TEMPLATES), autoescape=True,
+                                     undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                                     keep_trailing_newline=True)
+    environment.filters.update(number=_number, size=human_bytes)
+    return environment
+
+
+def render(template: str, context: Mapping[str, Any]) -> str:
+    """One shipped template rendered with ``context`` (what :func:`build_site` does per page; for tests and callers
+    that render a page of their own).
+
+    Raises:
+        MissingExtraError: if jinja2 is not installed.
+    """
+    return str(_environment().get_template(template).render(context))
+
+
+# --- one context per page --------------------------------------------------------------------------------------
+
+
+def _page_kind(row: Mapping[str, Any]) -> str:
+    """``import`` (a benchmark's dataset not imported here), ``variant`` (a published derived dataset, whose manifest
+    is derived on request: its page comes from the derived index) or ``dataset`` (a manifest to read)."""
+    if row["status"] == "import required":
+        return "import"
+    if api.registry().derived(row["name"], row["version"]) is not None:
+        return "variant"
+    return "dataset"
+
+
+def page_path(name: str, kind: str = "dataset") -> str:
+    """The page of ``family/name`` relative to the site's root (``imports/...`` for an import page)."""
+    family, _, short = name.partition("/")
+    return f"{'imports' if kind == 'import' else 'datasets'}/{family}/{short}.html"
+
+
+def _variants_by_parent(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    """``base name -> its published variants' rows`` (the derived index's entries, via the catalogue rows)."""
+    found: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        if _page_kind(row) == "variant":
+            found.setdefault(str(row["derived_from"]).partition("@")[0], []).append(row)
+    return found
+
+
+def _index_context(rows: Sequence[Mapping[str, Any]], manifests: Mapping[str, Manifest],
+                   variants: Mapping[str, list[Mapping[str, Any]]], family: str | None) -> dict[str, Any]:
+    """The catalogue page: per family its counts, a table of its datasets (base, imported and importable ones) and
+    the list of its published variants."""
+    families: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        name = row["name"]
+        section = families.setdefault(name.split("/", 1)[0], {"datasets": [], "variants": []})
+        kind = _page_kind(row)
+        if kind == "variant":
+            section["variants"].append({**row, "href": page_path(name), "parent": _parent_name(row)})
+            continue
+        section["datasets"].append({**row, "href": page_path(name, kind), **_kind_and_tasks(row, manifests)})
+    for name, section in families.items():
+        section["name"] = name
+        section["importable"] = sum(1 for r in section["datasets"] if r["status"] == "import required")
+    return {"root": "", "title": "tgbhub catalogue", "version": __version__, "only_family": family,
+            "families": [families[name] for name in sorted(families)]}
+
+
+def _kind_and_tasks(row: Mapping[str, Any], manifests: Mapping[str, Manifest]) -> dict[str, Any]:
+    manifest = manifests.get(row["name"])
+    if manifest is None:  # an importable dataset: what its catalogue card says
+        card = api.catalogue_card(row["name"]) or {}
+        return {"kind": "temporal-graph", "tasks": [f"{card.get('task', '?')} ({card.get('metric', '?')})"]}
+    return {"kind": manifest.graph.get("kind", "?"), "tasks": [str(t.get("name")) for t in manifest.tasks]}
+
+
+def _parent_name(row: Mapping[str, Any]) -> str:
+    return str(row["derived_from"]).partition("@")[0]
+
+
+def _page(row: Mapping[str, Any], manifests: Mapping[str, Manifest], variants: Mapping[str, list[Mapping[str, Any]]],
+          figures: Mapping[str, str], skipped: Mapping[str, str], with_figures: bool
+          ) -> tuple[str, str, dict[str, Any]]:
+    """``(path, template, context)`` of one dataset's page."""
+    name, kind = row["name"], _page_kind(row)
+    base = {"root": "../../", "title": name, "version": __version__, "row": dict(row)}
+    if kind == "import":
+        card = api.catalogue_card(name) or {}
+        command = card.get("import") or f"tgbhub import {name.split('/', 1)[0]} {name.split('/', 1)[1]}"
+        return page_path(name, kind), "import.html", {**base, "card": card, "stats": list(_flat(card.get("stats", {}))),
+                                                      "command": command, "snippet": _snippet(name)}
+    if kind == "variant":
+        parent = _parent_name(row)
+        return page_path(name), "variant.html", {
+            **base, "parent": parent, "parent_href": f"{parent.split('/', 1)[1]}.html",
+            "parent_listed": parent in manifests, "transform": json.dumps(row["transform"], indent=1, sort_keys=True),
+            "entry": api.registry().derived(name, row["version"]), "snippet": _snippet(f"{name}@{row['version']}"),
+            "citation": manifests[parent].raw.get("citeAs") if parent in manifests else None}
+    return page_path(name), "dataset.html", _dataset_context(
+        manifests[name], row, variants.get(name, []), figures.get(name), _figure_note(row, skipped, with_figures))
+
+
+def render_dataset(manifest: Manifest, status: str = "unknown") -> str:
+    """The page of one dataset from its manifest alone: no variants listed, no figure (what :func:`build_site`
+    writes per dataset, for callers that show one page, and for tests of the escaping).
+
+    Raises:
+        MissingExtraError: if jinja2 is not installed.
+    """
+    row = {"name": manifest.name, "version": manifest.version, "status": status}
+    return render("dataset.html", _dataset_context(manifest, row, [], None, "No figure: a page rendered on its own."))
+
+
+def _dataset_context(manifest: Manifest, row: Mapping[str, Any], variants: Sequence[Mapping[str, Any]],
+                     figure: str | None, figure_note: str) -> dict[str, Any]:
+    return {"root": "../../", "title": manifest.name, "version": __version__, "row": dict(row),
+            **_manifest_context(manifest), "figure": figure, "figure_note": figure_note,
+            "variants": [{**v, "href": f"{v['name'].split('/', 1)[1]}.html"} for v in variants]}
+
+
+def _manifest_context(manifest: Manifest) -> dict[str, Any]:
+    """What a dataset's page shows of its manifest: description, statistics, splits, files, recipe, lineage, tasks
+    with their submission columns, the load snippet and the BibTeX entry."""
+    recipe = manifest.recipe
+    parent = manifest.derived_from.partition("@")[0] if manifest.derived_from else None
+    return {
+        "manifest": manifest, "description": manifest.description, "license": manifest.license,
+        "graph": list(_flat(manifest.graph)), "stats": list(_flat(manifest.stats)),
+        "split_unit": manifest.split_unit,
+        "splits": [{"name": s, "start": lo, "stop": hi, "size": hi - lo} for s, (lo, hi) in manifest.splits.items()],
+        "files": manifest.files,
+        "recipe": None if recipe is None else {
+            "generator": recipe.generator, "version": recipe.version, "seed": recipe.seed,
+            "params": json.dumps(plain(recipe.params), indent=1, sort_keys=True)},
+        "parent": parent, "parent_href": f"{parent.split('/', 1)[1]}.html" if parent else None,
+        "tasks": [_task_context(task) for task in manifest.tasks],
+        "discrepancies": [json.dumps(plain(d), sort_keys=True) for d in manifest.known_discrepancies],
+        "changelog": [plain(entry) for entry in manifest.changelog],
+        "snippet": _snippet(f"{manifest.name}@{manifest.version}"), "citation": manifest.raw.get("citeAs")}
+
+
+def _task_context(task: Mapping[str, Any]) -> dict[str, Any]:
+    submission = task.get("submission", {}) or {}
+    return {"name": task.get("name"), "type": task.get("type"), "metric": task.get("metric"),
+            "report_split": task.get("report_split"), "format": submission.get("format"),
+            "rows": submission.get("rows"),
+            "columns": [(c.get("name"), c.get("type")) for c in submission.get("columns", ())]}
+
+
+def _snippet(reference: str) -> str:
+    # json.dumps quotes the name as a valid Python string literal, whatever it holds
+    return f"import tgbhub\n\ndataset = tgbhub.load_dataset({json.dumps(reference)})\n"
+
+
+def _figure_note(row: Mapping[str, Any], skipped: Mapping[str, str], with_figures: bool) -> str:
+    """Why a page has no figure (shown only when it has none)."""
+    if row["name"] in skipped:
+        return f"No figure: {skipped[row['name']]}"
+    if not with_figures:
+        return "No figure: this site was built without --with-figures."
+    return (f"No figure: {row['name']} is not in the cache this site was built with; `tgbhub get {row['name']}` "
+            "it, then build the site again with --with-figures.")
+
+
+def _flat(mapping: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """``(dotted key, value)`` of every leaf of a nested mapping: scalars as they are (the page formats numbers),
+    lists as JSON text."""
+    for key, value in mapping.items():
+        if isinstance(value, Mapping):
+            yield from _flat(value, f"{prefix}{key}.")
+        else:
+            shown = value if isinstance(value, (str, int, float, type(None))) else json.dumps(plain(value))
+            yield f"{prefix}{key}", shown
+
+
+def _number(value: Any) -> str:
+    """``164750`` -> ``'164,750'``; a missing value as an em dash."""
+    if value is None:
+        return "\u2014"
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def human_bytes(size: int | None) -> str:
+    """``1536`` -> ``'1.5 KiB'`` (three significant digits, binary units); ``None`` as an em dash."""
+    if size is None:
+        return "\u2014"
+    value, unit = float(size), 0
+    while value >= 1024 and unit < len(_UNITS) - 1:
+        value, unit = value / 1024, unit + 1
+    return f"{size} B" if unit == 0 else f"{value:.3g} {_UNITS[unit]}"
+
+
+# --- figures: drawn only from data already in the cache --------------------------------------------------------
+
+
+def _draw_figures(rows: Sequence[Mapping[str, Any]], manifests: Mapping[str, Manifest], root: Path, out: Path
+                  ) -> tuple[dict[str, str], dict[str, str]]:
+    """``(name -> figure file name, name -> why not)`` for every dataset page whose dataset the cache holds."""
+    drawn: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    for row in rows:
+        if row["name"] not in manifests or row["status"] not in ("cached", "imported"):
+            continue  # never build or download for a figure: the site shows what this cache holds
+        name = row["name"]
+        # not Path.with_suffix: a name like k0.5-rho0.05-n8 has dots of its own
+        path = out / f"{page_path(name).removesuffix('.html')}.png"
+        try:
+            drawn[name] = draw_figure(manifests[name], root, path).name
+        except MissingExtraError as exc:
+            skipped[name] = str(exc)
+        except CacheWriteError:
+            raise
+        except TgbhubError as exc:  # a damaged entry or an unsupported kind: the page says so, the site still builds
+            skipped[name] = f"the cached data could not be drawn: {exc}"
+    return drawn, skipped
+
+
+def draw_figure(manifest: Manifest, root: Path, path: Path) -> Path:
+    """Draw one figure of a cached dataset into ``path`` (PNG): events per snapshot (per time bin for continuous
+    time) of a temporal graph, the first initial condition's trajectory of a trajectory dataset.
+
+    Raises:
+        MissingExtraError: if matplotlib is not installed (``pip install 'tgbhub[plot]'``).
+        UnsupportedTaskError: for a dataset kind with no figure.
+        CacheWriteError: if the file cannot be written.
+        IntegrityError, SourceUnavailableError: as :func:`tgbhub.load_dataset` (offline, from the cache).
+    """
+    try:
+        import matplotlib
+        matplotlib.use("Agg")  # files only: never open a window
+        import matplotlib.pyplot as plt
+    except ModuleNotFoundError as exc:
+        raise MissingExtraError("matplotlib", "plot", "a dataset page's figure (`tgbhub site build --with-figures`)"
+                                ) from exc
+    kind = manifest.graph.get("kind")
+    if kind not in ("temporal-graph", "trajectories"):
+        raise UnsupportedTaskError(f"the site draws no figure for {kind} datasets ({manifest.name}); its page shows "
+                                   "its manifest only")
+    dataset: Any = api.load_dataset(manifest.name, manifest.version, cache_dir=root, offline=True)
+    figure, axes = plt.subplots(figsize=(8, 3), dpi=100)
+    try:
+        if kind == "temporal-graph":
+            _plot_events(axes, np.asarray(dataset.t), manifest.graph.get("time") == "discrete")
+        else:
+            _plot_trajectory(axes, dataset, manifest)
+        axes.set_title(f"{manifest.name}@{manifest.version}")
+        figure.tight_layout()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        figure.savefig(path, format="png", metadata={"Software": None})  # no version stamp: rebuilds compare equal
+    except OSError as exc:
+        raise CacheWriteError("a site figure", exc) from exc
+    finally:
+        plt.close(figure)
+    return path
+
+
+def _plot_events(axes: Any, t: np.ndarray, discrete: bool) -> None:
+    if discrete:  # one count per snapshot, empty snapshots included
+        counts = np.bincount(t) if t.size else np.zeros(0, dtype=np.int64)
+        axes.plot(np.arange(counts.size), counts, linewidth=0.8)
+        axes.set_xlabel("snapshot")
+        axes.set_ylabel("events")
+        return
+    axes.hist(t, bins=200)  # continuous time (seconds): counting per value would give one bar per event
+    axes.set_xlabel("t")
+    axes.set_ylabel("events per bin (200 bins)")
+
+
+def _plot_trajectory(axes: Any, dataset: Any, manifest: Manifest) -> None:
+    states = np.asarray(dataset.states[0])  # the first initial condition: (steps, variables)
+    names = list(manifest.graph.get("variables", ()))
+    steps = min(states.shape[0], 400)  # a few hundred steps read clearly; the whole run is a blur
+    # the first site's two variables (blocked order: q_1 first, p_1 half-way); dots, since values wrap modulo 2 pi
+    for column in sorted({0, states.shape[1] // 2}):
+        label = names[column] if column < len(names) else str(column)
+        axes.plot(np.arange(steps), states[:steps, column], ".", markersize=2, label=label)
+    axes.set_xlabel(f"step (initial condition 0, first {steps} steps)")
+    axes.legend(loc="upper right", fontsize="small")
+
+
+# --- the one place that writes ---------------------------------------------------------------------------------
+
+
+def _write(out: Path, pages: Mapping[str, str]) -> None:
+    """Write every page under ``out``.
+
+    Raises:
+        CacheWriteError: naming the path and the way out.
+    """
+    try:
+        for relative in sorted(pages, key=natural_key):
+            path = out / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(pages[relative], encoding="utf-8")
+    except OSError as exc:
+        if CacheWriteError.applies(exc):
+            raise CacheWriteError("the site", exc) from exc
+        raise

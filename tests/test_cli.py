@@ -271,3 +271,13 @@ def test_quiet_silences_progress_and_notices_while_the_command_runs(monkeypatch)
     assert main(["list", "--quiet"]) == 0
     assert seen == {"TGBHUB_NO_PROGRESS": "1", "TGBHUB_QUIET": "1"}
     assert "TGBHUB_QUIET" not in os.environ and "TGBHUB_NO_PROGRESS" not in os.environ  # restored after
+
+
+def test_help_lists_every_registered_model_without_importing_them_for_other_runs(capsys) -> None:
+    code = ("import sys, tgbhub.cli as c; c.build_parser(); "
+            "print(sorted(m for m in sys.modules if m.startswith(('tgbhub.baselines', 'tgbhub.trainers'))))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"
+    with pytest.raises(SystemExit):
+        main(["baseline", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "window-link-forecasting:" in text and "edgebank-thr" in text and "rollout-forecasting: linear" in text

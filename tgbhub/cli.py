@@ -11,6 +11,7 @@ import time
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TextIO
 
 from tgbhub import __version__, api
@@ -397,8 +398,6 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 def cmd_counterfactual(args: argparse.Namespace) -> int:
     """The TLPCF counterfactual check of a baseline or a predictions file (table, JSON, Parquet, plot), or with
     ``--generative FILE`` the ATD/ACD evaluation of predicted events against the reference baselines."""
-    from pathlib import Path
-
     from tgbhub.evaluate import counterfactual as harness
     from tgbhub.evaluate import generative
 
@@ -468,7 +467,7 @@ def _expected_stats(path: str | None) -> dict[str, Any] | None:
     if path is None:
         return None
     try:
-        stats = json.loads(open(path, encoding="utf-8").read())
+        stats = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise InvalidNameError(f"--expected-stats {path!r}: cannot read it ({exc.strerror}); pass a JSON file such as "
                                "{\"num_edges\": 157474, \"num_nodes\": 9227}") from None
@@ -476,8 +475,9 @@ def _expected_stats(path: str | None) -> dict[str, Any] | None:
         raise InvalidNameError(f"--expected-stats {path!r} is not JSON ({exc.msg} at line {exc.lineno}); write an "
                                "object of statistics, e.g. {\"num_edges\": 157474}") from None
     if not isinstance(stats, dict) or not stats:
-        raise InvalidNameError(f"--expected-stats {path!r} holds {type(stats).__name__}, not an object of "
-                               "statistics; write e.g. {\"num_edges\": 157474, \"num_nodes\": 9227}")
+        found = "an empty object" if stats == {} else f"a JSON {type(stats).__name__}"
+        raise InvalidNameError(f"--expected-stats {path!r} holds {found}, not an object of statistics; write e.g. "
+                               "{\"num_edges\": 157474, \"num_nodes\": 9227}")
     return stats
 
 
@@ -487,8 +487,6 @@ def _write_records(args: argparse.Namespace, graded: Sequence[Any]) -> None:
     ``--json`` output stays one JSON document."""
     if not getattr(args, "record", None):
         return
-    from pathlib import Path
-
     from tgbhub import results
 
     options = {"cache_dir": args.cache_dir, "offline": args.offline or None}
@@ -618,8 +616,6 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_forecast_stats(args: argparse.Namespace) -> int:
     """Batch-evaluation diagnostics of a dataset (NMI of timestamp and batch/window id, leakage counts, batch
     durations, window sizes; link-forecasting spec §1.3-1.4): a table or JSON, and with --out a JSON and a PNG."""
-    from pathlib import Path
-
     from tgbhub.cache import write_text_atomic
     from tgbhub.errors import MissingExtraError
     from tgbhub.forecasting import diagnostics
@@ -677,8 +673,8 @@ def _add_scheduler_options(command: argparse.ArgumentParser) -> None:
 
 
 def _models_by_task(kind: str) -> str:
-    """``type: a, b; type: c`` from the registry of heuristic baselines or of trainers (read when help is built, so
-    a registered plug-in is listed without an edit here; --task picks a dataset's task of another type)."""
+    """``type: a, b; type: c`` from the registry of heuristic baselines or of trainers, so a registered plug-in is
+    listed without an edit here (--task picks a dataset's task of another type)."""
     if kind == "baselines":
         from tgbhub.baselines.registry import BASELINES as table
     else:
@@ -687,6 +683,18 @@ def _models_by_task(kind: str) -> str:
     for task_type, model in sorted(table):
         by_type.setdefault(task_type, []).append(model)
     return "; ".join(f"{task_type}: {', '.join(models)}" for task_type, models in by_type.items())
+
+
+class _RegistryHelp(argparse.HelpFormatter):
+    """Fills ``{baselines}`` and ``{trainers}`` in a help text only when help is printed: reading the registries
+    imports every baseline and trainer module, which no other run of the command line needs."""
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        text = super()._expand_help(action)
+        for kind in ("baselines", "trainers"):
+            if "{%s}" % kind in text:
+                text = text.replace("{%s}" % kind, _models_by_task(kind))
+        return text
 
 
 def _add_grading_commands(commands: Any) -> None:
@@ -705,8 +713,9 @@ def _add_grading_commands(commands: Any) -> None:
     evaluate.add_argument("--json", action="store_true")
     _add_scheduler_options(evaluate)
     evaluate.set_defaults(run=cmd_evaluate)
-    baseline = commands.add_parser("baseline", help="run a heuristic baseline and grade it")
-    baseline.add_argument("model", help=f"the heuristic, by task type: {_models_by_task('baselines')}; options "
+    baseline = commands.add_parser("baseline", help="run a heuristic baseline and grade it",
+                                   formatter_class=_RegistryHelp)
+    baseline.add_argument("model", help="the heuristic, by task type: {baselines}; options "
                           "follow a colon, e.g. edgebank-tw:memory=dyglib,seed=0 (window forecasting)")
     baseline.add_argument("name", help="family/name[@version]")
     baseline.add_argument("--split", help="split to predict (default: the task's report split)")
@@ -714,8 +723,9 @@ def _add_grading_commands(commands: Any) -> None:
     baseline.add_argument("--out", help="also write the submission to this Parquet file")
     baseline.add_argument("--json", action="store_true")
     baseline.set_defaults(run=cmd_baseline)
-    trainer = commands.add_parser("train", help="train a neural baseline, grade it, write checkpoint and submission")
-    trainer.add_argument("model", help=f"the model, by task type: {_models_by_task('trainers')}")
+    trainer = commands.add_parser("train", help="train a neural baseline, grade it, write checkpoint and submission",
+                                  formatter_class=_RegistryHelp)
+    trainer.add_argument("model", help="the model, by task type: {trainers}")
     trainer.add_argument("name", help="family/name[@version]")
     trainer.add_argument("--seed", type=int, default=42, help="seed of weights, shuffling and dropout (default 42)")
     trainer.add_argument("--device", default="auto", help="auto (CUDA when present, else CPU), cpu, cuda or cuda:N")

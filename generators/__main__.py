@@ -1,4 +1,5 @@
-"""``python -m generators [--out DIR] [--family F] [NAME ...]``: rebuild artifacts and rewrite their manifests.
+"""``python -m generators [--out DIR] [--family F] [--metadata-only] [NAME ...]``: rebuild artifacts and rewrite their
+manifests.
 
 Artifacts go to ``--out`` (kept, e.g. for publishing) or a temporary folder, removed as soon as the dataset's
 manifest is written (ChaosNetBench's 96 instances are 28.7 GB); manifests go to ``manifests/``. An authoring script
@@ -20,7 +21,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from .families import REGISTERED, Inputs, families
-from .manifests import MANIFEST_ROOT as MANIFESTS
+from .manifests import MANIFEST_ROOT as MANIFESTS, with_responsible_ai
 from tgbhub.evaluate.metrics import generative_scores
 from tgbhub.manifest import DERIVED_INDEX, DerivedEntry, derived_entry, derived_index_text, read_derived_index
 
@@ -37,7 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="keep the artifacts here, one folder per dataset version")
     parser.add_argument("--manifests", type=Path, default=MANIFESTS, help="manifest root (default: %(default)s)")
     parser.add_argument("--family", choices=list(REGISTERED), help="only this family")
+    parser.add_argument("--metadata-only", action="store_true",
+                        help="rewrite only the metadata outside the versioned data (the Croissant RAI fields) of the "
+                             "committed manifests, every version, without building anything")
     args = parser.parse_args(argv)
+    if args.metadata_only:
+        return rewrite_metadata(args.manifests, args.family, args.names)
     writers = {}
     for family in families():
         if args.family in (None, family.name):
@@ -62,6 +68,28 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(out / entry.name / entry.version)
     for family_name, entries in indexed.items():
         write_index(args.manifests / family_name / DERIVED_INDEX, entries)
+    return 0
+
+
+def rewrite_metadata(root: Path, only_family: str | None, names: list[str]) -> int:
+    """Set each committed manifest's RAI fields (every version of every catalogue entry of the families that declare
+    ``responsible_ai``) from its catalogue entry, leaving every other key as published: what a full rebuild writes,
+    without the build (ChaosNetBench's 1.0.0 manifests cannot be rebuilt by today's generator at all). Derived
+    families are skipped: their manifests are not committed, and ``python -m generators --family tlpcf`` rewrites
+    their index after the parents' manifests changed."""
+    written = 0
+    for family in families():
+        if family.responsible_ai is None or only_family not in (None, family.name):
+            continue
+        for entry in family.catalogue():
+            if names and entry.name not in names:
+                continue
+            for path in sorted(manifest_path(root, entry.name, "0").parent.glob("*.json")):
+                document = json.loads(path.read_text(encoding="utf-8"))
+                amended = with_responsible_ai(document, family.responsible_ai(entry))
+                path.write_text(json.dumps(amended, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+                written += 1
+    print(f"rewrote the metadata of {written} manifest(s) under {root}", file=sys.stderr)
     return 0
 
 

@@ -88,6 +88,9 @@ class Family:
     before any long work, a build this machine could not reproduce. ``derived``: its datasets are derived from other
     datasets, and their manifests are published as entries of the parent family's ``derived.json`` (manifest sha256,
     size, rows) instead of shipped: a client derives each manifest from the parent's and checks it byte for byte.
+    ``responsible_ai(entry)``: the Croissant RAI fields of a catalogue entry's manifest, which ``write`` records too;
+    ``python -m generators --metadata-only`` sets them on the committed manifests without rebuilding (``None``: a
+    family whose manifests are not committed, or derived and so rewritten by a rebuild).
     """
 
     name: str
@@ -97,6 +100,7 @@ class Family:
     build: Callable[[Recipe, Path, Inputs], Built]
     preflight: Callable[[Recipe], None]
     derived: bool = False
+    responsible_ai: Callable[[Any], Mapping[str, Any]] | None = None
 
 
 @cache

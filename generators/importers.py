@@ -61,6 +61,8 @@ class Importer:
     :class:`~tgbhub.errors.IntegrityError` if the release does not reproduce the published statistics (or
     ``expected_stats``, for a release changed on purpose), naming each difference. ``builder``: the family plug-in
     that rebuilds an imported dataset from the release its import kept (``None``: a lost entry is imported again).
+    ``reports_progress``: ``convert`` also takes ``progress=``, a factory of per-stage progress bars
+    (:data:`generators.tgb.release.ProgressFactory`), which the client hands in.
     """
 
     name: str
@@ -73,6 +75,7 @@ class Importer:
     version: Callable[[Any], str]
     convert: Callable[[Any, Path, str, "Mapping[str, Any] | None", Path], Converted]
     builder: Any = None
+    reports_progress: bool = False
 
 
 def kept_release(cache_root: Path, importer_name: str, file_name: str) -> Path:

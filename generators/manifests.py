@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from tgbhub.errors import GenerationError
 from tgbhub.hashing import file_sha256
-from tgbhub.manifest import CROISSANT_CONFORMS_TO, croissant_context
+from tgbhub.manifest import MANIFEST_CONFORMS_TO, RAI_FIELDS, croissant_context
 
 #: the repository's manifests (the authoring side writes and reads them here; the client reads its bundled copy)
 MANIFEST_ROOT = Path(__file__).resolve().parent.parent / "manifests"
@@ -46,6 +47,7 @@ def parquet_record_set(name: str, file: str, description: str,
 
 
 def croissant_document(*, name: str, version: str, description: str, license: str, published: str, citation: str,
+                       responsible_ai: Mapping[str, Any],
                        distribution: Sequence[Mapping[str, Any]], record_sets: Sequence[Mapping[str, Any]],
                        recipe: Mapping[str, Any], digest: Sequence[Mapping[str, Any]], graph: Mapping[str, Any],
                        splits: Mapping[str, Any], tasks: Sequence[Mapping[str, Any]], stats: Mapping[str, Any],
@@ -55,11 +57,15 @@ def croissant_document(*, name: str, version: str, description: str, license: st
 
     ``tasks[0]`` is the default ``task``; ``list_tasks=False`` leaves out the ``tasks`` list (a family whose
     manifests predate it keeps its published bytes). ``extra`` keys (e.g. ``changelog``, ``derivedFrom``) come last,
-    in their given order.
+    in their given order. ``responsible_ai``: the Croissant RAI fields (:data:`tgbhub.manifest.RAI_FIELDS`), placed by
+    :func:`with_responsible_ai`.
+
+    Raises:
+        GenerationError: if a RAI field is missing or empty.
     """
     family = name.split("/", 1)[0]
     document: dict[str, Any] = {
-        "@context": {}, "@type": "sc:Dataset", "conformsTo": CROISSANT_CONFORMS_TO,
+        "@context": {}, "@type": "sc:Dataset", "conformsTo": list(MANIFEST_CONFORMS_TO),
         "name": name, "description": description, "license": license, "url": f"{HUB_URL}/{family}",
         "version": version, "datePublished": published, "citeAs": citation,
         "distribution": list(distribution), "recordSet": list(record_sets), "recipe": dict(recipe),
@@ -69,7 +75,33 @@ def croissant_document(*, name: str, version: str, description: str, license: st
         document["tasks"] = list(tasks)
     document.update({"stats": dict(stats), "knownDiscrepancies": list(discrepancies)})
     document.update(extra or {})
-    document["@context"] = croissant_context(document)
-    if any(key.startswith("prov:") for key in document):  # lineage in PROV-O, as Croissant 1.1 recommends
-        document["@context"]["prov"] = PROV
-    return document
+    return with_responsible_ai(document, responsible_ai)
+
+
+def with_responsible_ai(document: Mapping[str, Any], responsible_ai: Mapping[str, Any]) -> dict[str, Any]:
+    """``document`` carrying ``responsible_ai`` (every field of :data:`tgbhub.manifest.RAI_FIELDS`, in that order, right
+    after ``citeAs``; any RAI field it had is replaced), declaring Croissant RAI in ``conformsTo``, its ``@context``
+    recomputed. Every other key keeps its value and place, so applied to a published manifest it changes only
+    metadata outside the versioned data: ``python -m generators --metadata-only`` and a full rebuild write the same
+    bytes.
+
+    Raises:
+        GenerationError: if a RAI field is missing or empty, or one that is not a RAI field (``rai:`` prefix) is given.
+    """
+    missing = [key for key in RAI_FIELDS if not responsible_ai.get(key) or (isinstance(responsible_ai[key], list)
+                                                                          and not all(responsible_ai[key]))]
+    unknown = sorted(set(responsible_ai) - set(RAI_FIELDS))
+    if missing or unknown:
+        raise GenerationError(f"{document.get('name')}: the Responsible-AI fields lack {missing} or add unknown "
+                              f"{unknown}; every manifest carries exactly {', '.join(RAI_FIELDS)}, each non-empty")
+    result: dict[str, Any] = {}
+    for key, value in document.items():
+        if key.startswith("rai:"):
+            continue
+        result[key] = list(MANIFEST_CONFORMS_TO) if key == "conformsTo" else value
+        if key == "citeAs":
+            result.update({field: responsible_ai[field] for field in RAI_FIELDS})
+    result["@context"] = croissant_context(result)
+    if any(key.startswith("prov:") for key in result):  # lineage in PROV-O, as Croissant 1.1 recommends
+        result["@context"]["prov"] = PROV
+    return result

@@ -43,3 +43,28 @@ ensure_venv() {
         echo "$digest" > "$stamp"
     fi
 }
+
+# Debian's chromium and chromium-driver, which tests/test_site_browser.py drives through Selenium: installed with
+# apt-get when missing (as root, else through sudo -n). TGBHUB_NO_APT=1 skips the install; the browser test then
+# fails, saying what is missing.
+ensure_chromium() {
+    if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then
+        return 0
+    fi
+    if [ "${TGBHUB_NO_APT:-0}" = "1" ]; then
+        echo "chromium/chromium-driver are missing and TGBHUB_NO_APT=1: not installing them;" \
+            "tests/test_site_browser.py will fail (apt-get install -y chromium chromium-driver)" >&2
+        return 0
+    fi
+    local sudo=()
+    [ "$(id -u)" -ne 0 ] && sudo=(sudo -n)
+    local install=(env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
+    echo "installing chromium and chromium-driver (apt-get) for the browser test..." >&2
+    if ! "${sudo[@]}" "${install[@]}" >/dev/null 2>&1; then
+        # a fresh machine may not have read its package lists yet
+        if ! { "${sudo[@]}" apt-get update -qq >/dev/null 2>&1 && "${sudo[@]}" "${install[@]}" >/dev/null 2>&1; }; then
+            echo "could not install chromium chromium-driver with apt-get (not root and no sudo, or no apt):" \
+                "install them yourself; tests/test_site_browser.py fails without them" >&2
+        fi
+    fi
+}

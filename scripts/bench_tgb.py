@@ -360,6 +360,11 @@ def label(count: int) -> str:
 
 
 def main() -> None:
+    if "--scale" in sys.argv[1:]:  # the scale bench: its own options (scripts/bench tgb --scale --help)
+        import _tgb_scale
+
+        _tgb_scale.main(sys.argv[1:])
+        return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--edges", type=int, default=1_000_000, help="edges in the release (default 1,000,000)")
     parser.add_argument("--q", type=int, default=20, help="negatives per val/test edge (default 20)")
@@ -372,6 +377,8 @@ def main() -> None:
                         help="val and test edges whose negatives are compared across loaders (default 2000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workdir", type=Path, default=None, help="scratch folder (default: a temporary one, removed)")
+    parser.add_argument("--scale", action="store_true", help="the scale bench instead: 1M, 10M and 67M-row releases "
+                        "imported by tgbhub and py-tgb, MRR over 10M x 100 (about 30 min; --scale --help)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--paths", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -68,6 +68,13 @@ ALLOWED = {
     "tgbhub.publish": {"tgbhub.api", "tgbhub.cache", "tgbhub.columns", "tgbhub.config", "tgbhub.errors",
                        "tgbhub.hashing", "tgbhub.hub", "tgbhub.manifest", "tgbhub.progress", "tgbhub.registry"},
     "tgbhub.doctor": {"tgbhub.errors", "tgbhub.registry", "tgbhub.sources"},
+    # submissions and leaderboards on a hub (issue 23): push through the publish targets, grade through the API (and
+    # the Dask backend), write result records; the baselines fill the boards
+    "tgbhub.submissions": {"tgbhub", "tgbhub.api", "tgbhub.config", "tgbhub.errors", "tgbhub.evaluate",
+                           "tgbhub.hashing", "tgbhub.hub", "tgbhub.publish", "tgbhub.results", "tgbhub.tasks"},
+    "tgbhub.leaderboards": {"tgbhub", "tgbhub.api", "tgbhub.baselines", "tgbhub.config", "tgbhub.errors",
+                            "tgbhub.evaluate", "tgbhub.hashing", "tgbhub.hub", "tgbhub.results", "tgbhub.scale",
+                            "tgbhub.sources", "tgbhub.submissions"},
     "tgbhub.protocols": {"tgbhub.baselines", "tgbhub.errors", "tgbhub.evaluate", "tgbhub.forecasting",
                          "tgbhub.sources"},
     # py-tgb's API on top of tgbhub's: it loads datasets and binds evaluators
@@ -84,7 +91,7 @@ ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli"}
 # scripts/, they hand the builders what those take from the library
 SCRIPTS = {"generators.__main__", "generators.forecast.__main__"}
 APPLICATIONS = {"tgbhub.scale", "tgbhub.training", "tgbhub.publish", "tgbhub.results", "tgbhub.doctor",
-                "tgbhub.protocols", "tgbhub.compat", "tgbhub.site"}
+                "tgbhub.protocols", "tgbhub.compat", "tgbhub.site", "tgbhub.submissions", "tgbhub.leaderboards"}
 
 
 def _library_files(root: Path = ROOT) -> list[Path]:

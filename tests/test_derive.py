@@ -58,6 +58,27 @@ def test_a_published_variants_manifest_is_derived_byte_for_byte(variant: str, tm
     assert sum(f.size for f in ds.manifest.files) == published.bytes
 
 
+@pytest.mark.parametrize("variant, what", [("pdet-2-16~shuffle-s0", "SHUFFLE"),
+                                           ("ce-4~intense-k5-s1", "INTENSE with k = 5")])
+def test_a_variants_responsible_ai_fields_are_its_parents_plus_what_the_transform_changes(
+        variant: str, what: str, tmp_path: Path) -> None:
+    mlc = pytest.importorskip("mlcroissant")
+    name = f"t-grab/{variant}"
+    ds = tgbhub.load_dataset(name, cache_dir=tmp_path, offline=True)
+    parent = api.registry().resolve(tgbhub.registry.parse_reference(ds.manifest.derived_from))
+    mine, theirs = ds.manifest.responsible_ai, parent.responsible_ai
+    assert list(mine) == list(theirs) and all(mine.values())
+    assert mine["rai:dataCollection"].startswith(theirs["rai:dataCollection"]) and what in mine["rai:dataCollection"]
+    for key in ("rai:dataLimitations", "rai:dataBiases", "rai:personalSensitiveInformation"):
+        assert list(mine[key][:-1]) == list(theirs[key]) and mine[key][-1] not in theirs[key], key
+    assert list(mine["rai:dataUseCases"][1:]) == list(theirs["rai:dataUseCases"])
+    assert "Counterfactual" in mine["rai:dataUseCases"][0]
+    family, short = name.split("/", 1)
+    metadata = mlc.Dataset(jsonld=str(tmp_path / family / short / "1.0.0.manifest.json")).metadata
+    assert metadata.data_collection == mine["rai:dataCollection"] and metadata.data_limitations == list(
+        mine["rai:dataLimitations"]) and metadata.license == [parent.license]
+
+
 @pytest.mark.slow
 def test_every_published_variants_manifest_is_derived_byte_for_byte(tmp_path: Path) -> None:
     """All 1,560 TLPCF defaults: each manifest derived here has the sha256 the index publishes (the index was written

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
 import re
@@ -357,6 +358,86 @@ def test_cli_serve_starts_answers_and_stops(hub_root: Path) -> None:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
     assert process.returncode == 0
+
+
+def test_the_site_is_served_under_its_prefix_beside_the_api(hub_root: Path, hub_registry: Registry,
+                                                             tmp_path: Path) -> None:
+    """`/` redirects to `/site/`; pages, their types and 404s come from the site folder; nothing outside it is
+    reachable; the Hub API (refs, LFS and small downloads, its 404s) answers as before."""
+    import requests
+
+    from tgbhub.site import build_site
+
+    site = build_site(tmp_path / "site", family="t-grab", cache_dir=tmp_path / "cache").out
+    (tmp_path / "secret.txt").write_text("outside the site\n")
+    (site / "datasets" / "leak.html").symlink_to(tmp_path / "secret.txt")
+    with start_local_hub(hub_root, state_dir=tmp_path / "state", site=site) as hub:
+        for path in ("/", "/index.html", "/site"):
+            moved = requests.get(hub.url + path, allow_redirects=False, timeout=30)
+            assert (moved.status_code, moved.headers["Location"]) == (302, "/site/"), path
+        index = requests.get(hub.url + "/", timeout=30)
+        assert index.url == hub.url + "/site/" and index.headers["Content-Type"] == "text/html; charset=utf-8"
+        assert index.content == (site / "index.html").read_bytes()
+        page = requests.get(f"{hub.url}/site/datasets/t-grab/ce-4.html?x=1", timeout=30)
+        assert page.status_code == 200 and page.content == (site / "datasets/t-grab/ce-4.html").read_bytes()
+        head = requests.head(f"{hub.url}/site/datasets/t-grab/ce-4.html", timeout=30)
+        assert head.status_code == 200 and int(head.headers["Content-Length"]) == len(page.content)
+        for missing in ("/site/datasets/t-grab/no-such.html", "/site/../secret.txt", "/site/%2e%2e/secret.txt",
+                        "/site/datasets/leak.html", "/site/datasets", "/site//etc/passwd", "/site/%00.html"):
+            # http.client sends the path as it is (requests would fold the dots away before sending)
+            connection = http.client.HTTPConnection(hub.url.removeprefix("http://"), timeout=30)
+            connection.request("GET", missing)
+            answer = connection.getresponse()
+            body = answer.read().decode()
+            connection.close()
+            assert answer.status == 404 and "Not found" in body, (missing, answer.status, body)
+            assert "outside the site" not in body and answer.getheader("Content-Type").startswith("text/html")
+        # the Hub API is untouched: its paths are never the site's
+        refs = requests.get(f"{hub.url}/api/datasets/tgbhub/t-grab/refs", timeout=30)
+        assert refs.status_code == 200 and "v1.0.0" in refs.text
+        _use_the_hub(hub.url, hub_registry, tmp_path / "hf")
+        gone = requests.get(f"{hub.url}/datasets/tgbhub/t-grab/resolve/v1.0.0/ce-4/missing.json", timeout=30)
+        assert gone.status_code == 404 and gone.headers["X-Error-Code"] == "EntryNotFound"
+
+
+def test_a_site_folder_without_index_is_refused(hub_root: Path, tmp_path: Path) -> None:
+    (tmp_path / "site").mkdir()
+    with pytest.raises(HubServerError, match=r"is no built site: it holds no index\.html; build one with: tgbhub "
+                                             r"site build"):
+        start_local_hub(hub_root, state_dir=tmp_path / "state", site=tmp_path / "site")
+
+
+def test_cli_serve_builds_the_site_with_the_hubs_leaderboards(hub_root: Path, tmp_path: Path) -> None:
+    """Without --site the command builds the catalogue into its state folder at start, boards from
+    ROOT/datasets/tgbhub/results; the built folder goes when the server stops."""
+    import requests
+
+    from tests.results_repos import commit_to_hub, graded_files
+
+    root = tmp_path / "hub"
+    shutil.copytree(hub_root, root, symlinks=True)
+    files = graded_files("t-grab/pdet-2-1", "ranking", ("recency",), tmp_path / "work", tmp_path / "cache")
+    commit_to_hub(root, files)
+    state = tmp_path / "state"
+    process = subprocess.Popen([sys.executable, "-m", "tgbhub.cli", "hub", "serve", str(root), "--port", "0",
+                                "--state-dir", str(state)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, cwd=ROOT)
+    try:
+        first = process.stdout.readline()  # type: ignore[union-attr]
+        url = re.search(r"at (http://127\.0\.0\.1:\d+)", first)
+        assert url, first + process.stderr.read()  # type: ignore[union-attr]
+        banner = "".join(process.stdout.readline() for _ in range(3))  # type: ignore[union-attr]
+        assert f"the catalogue site: {url.group(1)}/" in banner
+        board = requests.get(f"{url.group(1)}/site/leaderboards/t-grab/pdet-2-1/ranking.html", timeout=30)
+        assert board.status_code == 200 and "recency" in board.text and "broken-model" in board.text
+        record = next(path for path in files if path.startswith("records/"))
+        assert requests.get(f"{url.group(1)}/site/{record}", timeout=30).content == files[record]
+        assert [p.name for p in state.iterdir() if p.name.startswith("site-")]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    assert process.returncode == 0
+    assert not [p for p in state.iterdir() if p.name.startswith("site-")]
 
 
 def test_missing_olah_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """The TGB importer converts a tgbl release in bounded memory (issue 24): a release of millions of rows is read in
 CSV blocks, its negatives converted without a second copy of TGB's dict, its Parquet written row group by row
-group; and the streamed conversion writes the same bytes as the whole-table one did.
+group (that the streamed conversion writes the bytes the whole-table one does: ``test_import_stream.py``).
 
 The import runs in a fresh interpreter, so the peak it reports is the import's own, not what the test process
 allocated before (writing the release); the bound is on the peak anonymous resident memory above the interpreter's
@@ -21,8 +21,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pytest
 
-from tgbhub.generators.tgb import catalogue, release, tgbl
-from tgbhub.generators.tgb.importer import _convert
+from tgbhub.generators.tgb import release, tgbl
 from tgbhub.generators.tgb.release import Release as OpenedRelease
 from tests import tgb_formats as formats
 
@@ -124,30 +123,6 @@ def _check_bound(tmp_path: Path, rows: int) -> None:
 
 def test_a_release_imports_in_bounded_memory(tmp_path: Path) -> None:
     _check_bound(tmp_path, 300_000)
-
-
-def test_streamed_blocks_write_the_whole_table_conversions_bytes(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """Many small CSV blocks (and the negatives dict emptied as it converts) give the files and manifest the
-    whole-table reading gives: the same bytes, whatever pyarrow version writes both."""
-    files = formats.write_tgbl(tmp_path / "files", NAME, n_edges=3000, seed=1, feat_dim=8)
-    zipped = formats.zip_dataset(files, tmp_path / "zips")
-    item = catalogue.entry(NAME)
-
-    def convert(folder: Path) -> tuple[dict[str, bytes], str]:
-        opened = OpenedRelease(zipped, dict(item.files))
-        try:
-            _, info = tgbl.convert(item, opened)
-        finally:
-            opened.close()
-        converted = _convert(item, zipped, "0" * 64, info["measured"], folder)
-        return ({name: path.read_bytes() for name, path in converted.files.items()},
-                json.dumps(converted.document, sort_keys=True))
-
-    monkeypatch.setattr(release, "CSV_BLOCK_BYTES", 16 << 10)  # a dozen blocks
-    streamed = convert(tmp_path / "streamed")
-    monkeypatch.setattr(tgbl, "STREAMED", {})  # the whole-table reading, as before streaming
-    assert convert(tmp_path / "whole") == streamed
 
 
 def test_a_type_change_after_the_first_block_reads_the_csv_whole(tmp_path: Path,

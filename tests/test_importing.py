@@ -21,6 +21,7 @@ from tgbhub.errors import DatasetNotFoundError, FetchError, GenerationError, Int
 from tgbhub.cache import stored_manifest_path
 from tgbhub.importing import import_tgb
 from tgbhub.generators.tgb import catalogue
+from tgbhub.manifest import RAI_FIELDS
 
 NAME = "tgbl-wiki"
 
@@ -68,6 +69,28 @@ def test_import_equals_pytgbs_loader(release, tmp_path: Path) -> None:
     assert len(set(ds.negatives("test").count.tolist())) > 1  # ragged, as the real release
     source = manifest.raw["stats"]["source"]
     assert source["url"] == catalogue.entry(NAME).url and len(source["zip_sha256"]) == 64
+
+
+def test_an_imported_manifest_carries_tgbs_responsible_ai_fields_and_validates(release, tmp_path: Path) -> None:
+    mlc = pytest.importorskip("mlcroissant")
+    zipped, _, stats = release
+    manifest = import_tgb(NAME, zipped, cache_dir=tmp_path, expected_stats=stats)
+    rai = manifest.responsible_ai
+    assert list(rai) == list(RAI_FIELDS) and all(rai.values())
+    item = catalogue.entry(NAME)
+    assert rai["rai:personalSensitiveInformation"][0] == item.personal_data
+    assert "Wikipedia editors" in item.personal_data
+    assert "Real-world data" in rai["rai:dataCollection"] and item.zip_name in rai["rai:dataCollection"]
+    assert set(item.notes) <= set(rai["rai:dataLimitations"])  # the catalogue's per-dataset caveats, verbatim
+    stored = stored_manifest_path(tmp_path, manifest.name, manifest.version)
+    metadata = mlc.Dataset(jsonld=str(stored)).metadata
+    assert metadata.personal_sensitive_information == [item.personal_data, *rai[
+        "rai:personalSensitiveInformation"][1:]]
+    assert metadata.data_collection == rai["rai:dataCollection"] and metadata.data_biases
+
+
+def test_every_catalogue_entry_says_who_its_records_are_about() -> None:
+    assert all(len(item.personal_data) > 40 for item in catalogue.CATALOGUE.values())
 
 
 def test_evaluators_agree_and_ours_refuses_nan(release, tmp_path: Path) -> None:
@@ -325,6 +348,7 @@ from tgbhub.errors import DatasetNotFoundError, IntegrityError
 from tgbhub.generators.importers import Converted, Importer, Release
 from tgbhub.generators.manifests import croissant_document, file_object, parquet_record_set
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
+from tgbhub.manifest import RAI_FIELDS
 
 CATALOGUE = {"edges-a": {"rows": 12}, "edges-b": {"rows": 8}}
 
@@ -344,7 +368,8 @@ def convert(item, path, sha256, expected, folder):
     n = len(rows)
     document = croissant_document(
         name=f"toy/{item.name}", version="1.0.0", description="a toy import", license="CC0", published="2026-11-25",
-        citation="none", distribution=[file_object("edges.parquet", folder / "edges.parquet")],
+        citation="none", responsible_ai={key: "a toy: no data about anyone" for key in RAI_FIELDS},
+        distribution=[file_object("edges.parquet", folder / "edges.parquet")],
         record_sets=[parquet_record_set("edges", "edges.parquet", "the edges", columns)],
         recipe={"generator": "toy/import", "version": "1.0.0", "params": {"sha256": sha256}, "seed": 0},
         digest=[{"file": "edges.parquet", "algorithm": DIGEST_ALGORITHM, "columns": list(columns),

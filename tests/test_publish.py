@@ -296,3 +296,56 @@ def test_live_publish_to_the_hugging_face_hub(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv("TGBHUB_TOKEN", token)
     ds = tgbhub.load_dataset("t-grab/pdet-2-1", cache_dir=tmp_path / "load", hub_endpoint="https://huggingface.co")
     assert ds.source == "hub"
+
+
+def _without_responsible_ai(release: DatasetRelease) -> DatasetRelease:
+    """The same dataset version as a tgbhub before the RAI fields published it: its croissant.json without them."""
+    croissant = next(f for f in release.files if f.path.endswith("/croissant.json"))
+    document = {k: v for k, v in json.loads(croissant.read()).items() if not k.startswith("rai:")}
+    document["conformsTo"] = "http://mlcommons.org/croissant/1.1"
+    old = _memory(croissant.path, (json.dumps(document, indent=1, ensure_ascii=False) + "\n").encode())
+    return DatasetRelease(release.manifest, tuple(old if f is croissant else f for f in release.files))
+
+
+def test_a_tag_published_before_the_rai_fields_keeps_its_manifest_and_data_changes_are_still_refused(
+        tmp_path: Path, hub_registry: Registry) -> None:
+    """Metadata outside the versioned data (RAI fields) differs: the tag neither moves nor conflicts; any other
+    difference in croissant.json (here a content digest) is a different version and refused."""
+    target = GitTarget(tmp_path)
+    current = _release(hub_registry, "t-grab/pdet-2-1@1.0.0", b"rows")
+    old = _without_responsible_ai(current)
+    target.publish(_plan("1.0.0", old))
+    repo = target.repo_dir("org/fam")
+    before = _tags(repo)
+    again = target.publish(_plan("1.0.0", current))
+    assert [(r.tag, r.status) for r in again] == [("pdet-2-1-v1.0.0", "metadata-differs"), ("v1.0.0", "kept")]
+    assert _tags(repo) == before
+    kept = json.loads(_git(repo, "show", "pdet-2-1-v1.0.0:pdet-2-1/croissant.json"))
+    assert "rai:dataBiases" not in kept  # a published tag is never rewritten
+    document = json.loads(next(f for f in current.files if f.path.endswith("croissant.json")).read())
+    document["digest"][0]["value"] = "0" * 64
+    forged = _memory("pdet-2-1/croissant.json", json.dumps(document).encode())
+    other = DatasetRelease(current.manifest, tuple(forged if f.path.endswith("croissant.json") else f
+                                                   for f in current.files))
+    with pytest.raises(VersionConflictError, match=r"pdet-2-1/croissant\.json"):
+        target.publish(_plan("1.0.0", other))
+    with pytest.raises(VersionConflictError, match=r"pdet-2-1/croissant\.json.*pdet-2-1/edges\.parquet"):
+        target.publish(_plan("1.0.0", _release(hub_registry, "t-grab/pdet-2-1@1.0.0", b"other rows")))
+
+
+def test_a_mirror_published_before_the_rai_fields_keeps_its_manifest(tmp_path: Path) -> None:
+    from tgbhub import api
+    from tgbhub.cache import lookup
+    from tgbhub.hub.mirror import MirrorTarget
+
+    manifest = api.registry().resolve(tgbhub.registry.parse_reference("t-grab/pdet-2-1@1.0.0"))
+    tgbhub.load_dataset("t-grab/pdet-2-1@1.0.0", cache_dir=tmp_path / "cache", offline=True)
+    files = lookup(manifest, tmp_path / "cache").files
+    croissant = api.registry().path(manifest.name, manifest.version).read_bytes()
+    old = json.dumps({k: v for k, v in json.loads(croissant).items() if not k.startswith("rai:")}).encode()
+    mirror = MirrorTarget(tmp_path / "mirror")
+    assert mirror.publish(manifest, files, old).status == "published"
+    result = mirror.publish(manifest, files, croissant)
+    assert result.status == "metadata-differs" and (Path(result.location) / "croissant.json").read_bytes() == old
+    with pytest.raises(VersionConflictError, match="croissant.json"):
+        mirror.publish(manifest, files, json.dumps({**json.loads(croissant), "version": "9.9.9"}).encode())

@@ -3,6 +3,7 @@ escaped, and the pages say what the manifests say (file hashes, lineage, how to 
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from html.parser import HTMLParser
@@ -12,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from tgbhub import api, cli
-from tgbhub.errors import MissingExtraError
+from tgbhub.errors import MissingExtraError, RecordError
 from tgbhub.manifest import parse_manifest, plain
 from tgbhub.site import build_site, render_dataset
 from tgbhub.site.builder import TEMPLATE_FILES
+from tests.results_repos import REJECTION, graded_files, parquet, write_folder
 
 #: elements with no end tag in HTML
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
@@ -102,7 +104,7 @@ def test_a_dataset_page_shows_its_files_hashes_and_a_load_snippet(site: Path) ->
     assert manifest.raw["citeAs"] in page.content
     for task in manifest.tasks:
         assert all(f"{c['name']}" in page.content for c in task["submission"]["columns"])
-    assert "Leaderboard: none yet" in page.content
+    assert "Leaderboard: no submissions yet" in page.content
     assert "not in the cache" in page.content  # its figure: only datasets the cache holds get one
     # a base dataset lists its published variants, each a page
     assert any("~" in href for href in page.links)
@@ -123,7 +125,9 @@ def test_a_variant_page_links_its_parent(site: Path) -> None:
 
 def test_every_page_parses_and_every_internal_link_resolves(site: Path) -> None:
     pages = sorted(site.rglob("*.html"))
-    assert len(pages) == len(api.registry().names("t-grab")) + 1
+    boards = sum(len(api.with_task_documents(api.resolve(name)).tasks)
+                 for name in api.registry().names("t-grab", derived=False))
+    assert len(pages) == len(api.registry().names("t-grab")) + 1 + boards
     for path in pages:
         page = read(path)
         assert not page.problems, (path, page.problems[:3])
@@ -168,3 +172,84 @@ def test_the_command_prints_json(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert cli.main(["site", "build", str(tmp_path / "out"), "--family", "tgb", "--json", "--offline"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["pages"] == len(api.catalogue_rows("tgb")) + 1 and printed["figures"] == []
+
+
+# --- leaderboard pages from a results repo ----------------------------------------------------------------------
+
+BOARD = ("t-grab/pdet-2-1", "ranking")
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """A results repo's files: two baselines graded for real on BOARD (the first flagged) and a rejected row."""
+    work = tmp_path_factory.mktemp("graded")
+    return graded_files(*BOARD, ("recency", "persistence"), work, work / "cache")
+
+
+@pytest.fixture(scope="module")
+def boards_site(tmp_path_factory: pytest.TempPathFactory, results: dict[str, bytes]) -> Path:
+    folder = write_folder(tmp_path_factory.mktemp("results"), results)
+    out = tmp_path_factory.mktemp("boards-site") / "out"
+    assert cli.main(["site", "build", str(out), "--family", "t-grab", "--results", str(folder), "--offline",
+                     "--quiet"]) == 0
+    return out
+
+
+def test_a_leaderboard_page_shows_every_row_and_links_its_records(boards_site: Path,
+                                                                  results: dict[str, bytes]) -> None:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(_board_file(results)).to_pylist()
+    page = read(boards_site / "leaderboards/t-grab/pdet-2-1/ranking.html")
+    assert not page.problems
+    text = page.content
+    # rows in the table's order: ranked by rank, then the rejected one
+    positions = [text.index(row["model"]) for row in table]
+    assert positions == sorted(positions)
+    assert REJECTION in text and "flagged" in text and "verified" in text
+    for row in table:
+        if row["record"]:
+            href = f"../../../{row['record']}"
+            assert href in page.links
+            # the record is the grader's own, byte for byte
+            assert (boards_site / row["record"]).read_bytes() == results[row["record"]]
+            assert f"{row['mean']:.4f}" in text
+    assert "../../../datasets/t-grab/pdet-2-1.html" in page.links
+
+
+def _board_file(results: dict[str, bytes]) -> io.BytesIO:
+    return io.BytesIO(results["leaderboards/t-grab/pdet-2-1/ranking.parquet"])
+
+
+def test_a_dataset_page_links_its_leaderboards_and_an_empty_one_says_so(boards_site: Path) -> None:
+    dataset = read(boards_site / "datasets/t-grab/pdet-2-1.html")
+    tasks = [str(t["name"]) for t in api.with_task_documents(api.resolve(BOARD[0])).tasks]
+    assert "window-forecast" in tasks  # a task of a bundled task document gets its board too
+    for task in tasks:
+        href = f"../../leaderboards/t-grab/pdet-2-1/{task}.html"
+        assert href in dataset.links and (boards_site / "datasets/t-grab" / href).resolve().is_file()
+    assert "2 ranked, 1 rejected" in dataset.content and "no submissions yet" in dataset.content
+    empty = read(boards_site / "leaderboards/t-grab/pdet-2-1/snapshot-f1.html")
+    assert "No submissions yet for t-grab/pdet-2-1 snapshot-f1" in empty.content
+    index = read(boards_site / "index.html")
+    assert "leaderboards/t-grab/pdet-2-1/ranking.html" in index.links
+
+
+def test_without_results_every_board_is_empty_and_says_how_to_fill_it(site: Path) -> None:
+    page = read(site / "leaderboards/t-grab/pdet-2-1/ranking.html")
+    assert "No submissions yet" in page.content and "--results DIR" in page.content
+    assert not list(site.glob("records/**/*.json"))
+
+
+def test_a_board_breaking_the_contract_is_refused(tmp_path: Path, results: dict[str, bytes]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tests.results_repos import SCHEMA
+
+    rows = pq.read_table(_board_file(results)).to_pylist()
+    swapped = pa.schema([SCHEMA.field("model"), SCHEMA.field("rank"), *list(SCHEMA)[2:]])  # two columns swapped
+    folder = write_folder(tmp_path / "r", {**results, "leaderboards/t-grab/pdet-2-1/ranking.parquet":
+                                           parquet(rows, swapped)})
+    with pytest.raises(RecordError, match=r"ranking\.parquet breaks the leaderboard contract.*rank int32, model"):
+        build_site(tmp_path / "out", family="t-grab", results=folder)

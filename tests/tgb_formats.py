@@ -382,6 +382,47 @@ def write_flight(folder: Path | str, name: str = "tgbl-flight", n_edges: int = 6
     return FormatFiles(name, folder, paths, truth)
 
 
+#: the parser layouts :func:`write_text_ids` writes: the header py-tgb skips
+TEXT_ID_HEADERS = {"tgbl-coin": ["time", "src", "dst", "weight"], "tgbl-review": ["time", "src", "dst", "weight"],
+                   "tgbl-comment": ["ts", "src", "dst", "num_words", "score"]}
+
+
+def write_text_ids(folder: Path | str, name: str = "tgbl-coin", n_edges: int = 1000, seed: int = 0, *,
+                   n_nodes: int = 400, q: int = 7, time_ordered: bool = False, newline: str = CRLF) -> FormatFiles:
+    """tgbl-coin / tgbl-review (``csv_to_pd_data_sc``: ``time, src, dst, weight``) or tgbl-comment
+    (``csv_to_pd_data_rc``: ``ts, src, dst, num_words, score``): text ids (``0x``-hex addresses, with ``"007"`` and
+    ``"7"`` as two different ids) drawn with a skew, so new ids keep appearing; weights with zeros (py-tgb maps them
+    to 1 before log2) and decimals; rows out of time order unless ``time_ordered`` (as coin was before its v2);
+    negatives (``q`` per key) keyed by py-tgb's processed ids: first appearance, source before destination."""
+    if name not in TEXT_ID_HEADERS:
+        raise ValueError(f"write_text_ids writes the text-id layouts of {sorted(TEXT_ID_HEADERS)}, not {name!r}")
+    folder = _prepare(folder)
+    rng = np.random.default_rng(seed)
+    people = [f"0x{i:040x}" for i in range(n_nodes - 2)] + ["007", "7"]
+    times = 1_600_000_000 + np.cumsum(rng.integers(0, 30, n_edges))
+    if not time_ordered:
+        times = times[rng.permutation(n_edges)]
+    heads = _skewed(rng, n_nodes, n_edges, 0.7)
+    tails = _skewed(rng, n_nodes, n_edges, 0.7)
+    if name == "tgbl-comment":
+        rows = [[int(t), people[h], people[d], int(rng.integers(0, 900)), int(rng.integers(-5, 50))]
+                for t, h, d in zip(times.tolist(), heads.tolist(), tails.tolist())]
+    else:
+        weights = rng.choice([0.0, 2.5, 800.0, 0.125, 1e-6, 3.0], n_edges)
+        rows = [[int(t), people[h], people[d], float(w)]
+                for t, h, d, w in zip(times.tolist(), heads.tolist(), tails.tolist(), weights.tolist())]
+    paths = {"edgelist": folder / edgelist_name(name)}
+    _write_csv(paths["edgelist"], TEXT_ID_HEADERS[name], rows, newline)
+    ids = _first_appearance([r[1] for r in rows], [r[2] for r in rows])
+    _, val, test = _split_masks(times)
+    for split, inside in (("val", val), ("test", test)):
+        table = {_key(ids[r[1]], ids[r[2]], r[0]): rng.choice(len(ids), q, replace=False)
+                 for r, keep in zip(rows, inside) if keep}
+        paths[f"{split}_ns"] = folder / ns_name(name, split)
+        _save_pkl(table, paths[f"{split}_ns"])
+    return FormatFiles(name, folder, paths, {"rows": rows, "node_ids": ids, "q": q, "seed": seed})
+
+
 # --- tkgl: (timestamp, head, tail, relation_type), inverse edges added by the client ------------------------------
 
 def write_tkgl(folder: Path | str, name: str = "tkgl-smallpedia", n_edges: int = 1500, seed: int = 0, *,

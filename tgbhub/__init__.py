@@ -19,13 +19,14 @@ __all__ = [
     "DatasetNotFoundError", "FetchError", "GenerationError", "IntegrityError", "InvalidNameError", "ManifestError",
     "PublishError", "SourceUnavailableError", "SourceWarning", "SubmissionError", "TgbhubError",
     "VersionConflictError", "VersionNotFoundError", "__version__", "build", "counterfactual", "get_evaluator",
-    "load_dataset", "manifest_of", "resolve", "train",
+    "leaderboard", "load_dataset", "manifest_of", "resolve", "submit", "train",
 ]
 
 
 #: names re-exported from the applications on top of the API, imported when first used: ``import tgbhub`` loads
 #: neither the Dask backend nor the trainers
-_LAZY = {"build": "tgbhub.scale", "train": "tgbhub.training"}
+_LAZY = {"build": "tgbhub.scale", "train": "tgbhub.training", "leaderboard": "tgbhub.leaderboards",
+         "submit": "tgbhub.submissions"}
 
 
 def __getattr__(name: str) -> Any:

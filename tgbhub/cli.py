@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import threading
 import time
@@ -290,17 +291,40 @@ def cmd_hub_serve(args: argparse.Namespace) -> int:
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with start_local_hub(args.root, port=args.port, host=args.host, state_dir=args.state_dir) as hub:
+    with start_local_hub(args.root, port=args.port, host=args.host, state_dir=args.state_dir,
+                         site=args.site) as hub:
+        built = None if args.site is not None or args.no_site else _build_hub_site(hub, args.cache_dir)
+        site = f"  the catalogue site: {hub.url}/\n" if hub.site is not None else ""
         print(f"serving {hub.root} at {hub.url} (Ctrl-C stops)\n"
               f"  export TGBHUB_ENDPOINT={hub.url}   # tgbhub.load_dataset fetches from here\n"
               f"  export HF_ENDPOINT={hub.url}       # huggingface_hub / datasets, set before importing them\n"
-              f"  olah's config and log: {hub.state_dir}",
+              f"{site}  olah's config and log: {hub.state_dir}",
               flush=True)
         try:
             stop.wait()
         except KeyboardInterrupt:
             pass
+        finally:
+            if built is not None:
+                shutil.rmtree(built, ignore_errors=True)
     return 0
+
+
+def _build_hub_site(hub: Any, cache_dir: str | None) -> Path | None:
+    """Build the catalogue site (with ROOT's results repo, if any) into the hub's state folder and serve it; a site
+    that cannot be built is said on stderr, and the Hub API serves on without it."""
+    from tgbhub.site import build_site
+    from tgbhub.site.boards import hub_results
+
+    folder = hub.state_dir / f"site-{os.getpid()}-{hub.url.rsplit(':', 1)[1]}"
+    try:
+        build_site(folder, cache_dir=cache_dir, results=hub_results(hub.root))
+    except TgbhubError as exc:  # jinja2 missing, a malformed results repo: the Hub API is still worth serving
+        shutil.rmtree(folder, ignore_errors=True)
+        print(f"tgbhub: no catalogue site at {hub.url}/: {exc}", file=sys.stderr, flush=True)
+        return None
+    hub.serve_site(folder)
+    return folder
 
 
 def _print_result(result: dict[str, Any], as_json: bool) -> None:
@@ -543,11 +567,120 @@ def _add_results_commands(commands: Any) -> None:
     combining.set_defaults(run=cmd_aggregate_results)
 
 
+def cmd_submit(args: argparse.Namespace) -> int:
+    """Push a submission (and its claimed record) into the hub's submissions repo; it is graded by the hub's
+    ``tgbhub leaderboard update``, never here."""
+    from tgbhub.submissions import submit
+
+    done = submit(args.name, args.submission, to=args.to, model=args.model, record=args.record, paper=args.paper,
+                  task=args.task, split=args.split, seed=args.seed, org=args.org, endpoint=args.endpoint,
+                  token=args.token, cache_dir=args.cache_dir, offline=args.offline or None)
+    if args.json:
+        print(json.dumps(done.to_json(), indent=1))
+    else:
+        print(f"{done.status}: {done.repo} {done.folder} ({done.dataset}, task {done.task})")
+    return 0
+
+
+#: the literal first words of ``tgbhub leaderboard`` that are actions, not a dataset NAME (names hold a ``/``)
+_LEADERBOARD_ACTIONS = ("update", "seed-baselines")
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    """``tgbhub leaderboard NAME``: print a board; ``update``: grade new submissions (the hub maintainer);
+    ``seed-baselines``: submit every heuristic baseline of a family."""
+    from tgbhub import leaderboards
+
+    action = args.name if args.name in _LEADERBOARD_ACTIONS else "show"
+    for option, value, owner in (("--hub", args.hub, "update"), ("--scheduler", args.scheduler, "update"),
+                                 ("--to", args.to, "seed-baselines")):
+        if value is not None and action != owner:
+            raise InvalidNameError(f"{option} belongs to `tgbhub leaderboard {owner}`, not to `tgbhub leaderboard "
+                                   f"{args.name}`; see `tgbhub leaderboard --help`")
+    if action == "update":
+        if args.hub is None:
+            raise InvalidNameError("tgbhub leaderboard update needs --hub HUB (git:ROOT or hf)")
+        report = leaderboards.update(args.hub, org=args.org, endpoint=args.endpoint, token=args.token,
+                                     scheduler=args.scheduler, retries=args.retries, cache_dir=args.cache_dir,
+                                     offline=args.offline or None)
+        print(json.dumps(report.to_json(), indent=1) if args.json else "\n".join(report.lines()))
+        return 0
+    if action == "seed-baselines":
+        if args.to is None:
+            raise InvalidNameError("tgbhub leaderboard seed-baselines needs --to HUB (git:ROOT or hf)")
+        datasets = [n.strip() for n in args.datasets.split(",") if n.strip()] if args.datasets else None
+        models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
+        done = leaderboards.seed_baselines(args.to, family=args.family, datasets=datasets, models=models,
+                                           org=args.org, endpoint=args.endpoint, token=args.token,
+                                           cache_dir=args.cache_dir, offline=args.offline or None)
+        if args.json:
+            print(json.dumps([item.to_json() for item in done], indent=1))
+        else:
+            for item in done:
+                print(f"{item.status}: {item.dataset} {item.task} {item.folder.rsplit('/', 1)[1]}")
+        return 0
+    rows = leaderboards.leaderboard(args.name, args.task, endpoint=args.endpoint, org=args.org, token=args.token,
+                                    cache_dir=args.cache_dir)
+    print(json.dumps(rows, indent=1) if args.json else "\n".join(leaderboards.table_lines(rows)))
+    return 0
+
+
+def _add_leaderboard_commands(commands: Any) -> None:
+    """``tgbhub submit`` and ``tgbhub leaderboard NAME | update | seed-baselines`` (issue 23)."""
+    submitting = commands.add_parser("submit", help="push a submission (and its claimed record) to a hub's "
+                                     "submissions repo, to be graded by the hub's `tgbhub leaderboard update`")
+    submitting.add_argument("name", help="family/name[@version]")
+    submitting.add_argument("submission", metavar="SUBMISSION", help="the Parquet file, in the task's schema")
+    submitting.add_argument("--to", required=True, metavar="HUB", help="git:ROOT (a hub `tgbhub hub serve ROOT` "
+                            "serves) or hf (--endpoint URL, --token)")
+    submitting.add_argument("--model", required=True, metavar="M", help="the model's name on the board")
+    submitting.add_argument("--record", metavar="R", help="the result record --record wrote for this file (your "
+                            "claim; the grader re-grades and flags a claim that differs)")
+    submitting.add_argument("--paper", metavar="URL", help="the paper or code to cite")
+    submitting.add_argument("--task", help="task name (default: the task whose columns the file has)")
+    submitting.add_argument("--split", help="graded split (default: the task's report split)")
+    submitting.add_argument("--seed", type=int, metavar="S", help="the run's seed; seeds of one model aggregate "
+                            "into one row (default: the record's)")
+    hub_options = [("--org", "the hub organisation (default: $TGBHUB_HUB_ORG, else tgbhub)"),
+                   ("--endpoint", "hub URL (--to hf / reading: default $TGBHUB_ENDPOINT)"),
+                   ("--token", "write token for --to hf (default: $TGBHUB_TOKEN, else $HF_TOKEN)")]
+    for option, text in hub_options:
+        submitting.add_argument(option, help=text)
+    submitting.add_argument("--json", action="store_true")
+    submitting.set_defaults(run=cmd_submit)
+    board = commands.add_parser(
+        "leaderboard", help="show a dataset's leaderboard, or (maintainer) grade new submissions into the boards",
+        description="tgbhub leaderboard NAME [--task T] [--endpoint URL]: print a board. "
+        "tgbhub leaderboard update --hub HUB: grade every new submission and commit records and boards (the hub's "
+        "maintainer). tgbhub leaderboard seed-baselines --to HUB [--family F]: run and submit every heuristic "
+        "baseline.")
+    board.add_argument("name", metavar="NAME|update|seed-baselines",
+                       help="a dataset family/name to show its board, or the action update / seed-baselines")
+    showing = board.add_argument_group("NAME (show a board)")
+    showing.add_argument("--task", help="task name (default: the dataset's default task)")
+    showing.add_argument("--json", action="store_true", help="print the rows as JSON")
+    updating = board.add_argument_group("update (the hub maintainer)")
+    updating.add_argument("--hub", metavar="HUB", help="git:ROOT or hf: where the submissions and results repos are")
+    updating.add_argument("--scheduler", metavar="ADDRESS", help="grade one submission per task on a Dask cluster "
+                          "(tcp://HOST:8786, local, local:N; needs tgbhub[dask])")
+    updating.add_argument("--retries", type=int, default=2, help="with --scheduler: reruns of a crashed task")
+    seeding = board.add_argument_group("seed-baselines")
+    seeding.add_argument("--to", metavar="HUB", help="git:ROOT or hf: where to submit")
+    seeding.add_argument("--family", default="t-grab", help="the family whose datasets to run (default: %(default)s)")
+    seeding.add_argument("--datasets", help="comma-separated subset, e.g. ce-64,pdet-2-4 (default: all)")
+    seeding.add_argument("--models", help="comma-separated baselines (default: every baseline of each task)")
+    common = board.add_argument_group("hub access (all forms)")
+    for option, text in hub_options:
+        common.add_argument(option, help=text)
+    board.set_defaults(run=cmd_leaderboard)
+
+
 def cmd_site_build(args: argparse.Namespace) -> int:
     """Render the catalogue as a static HTML site into OUT and print what was written."""
     from tgbhub.site import build_site
 
-    report = build_site(args.out, family=args.family, with_figures=args.with_figures, cache_dir=args.cache_dir)
+    report = build_site(args.out, family=args.family, with_figures=args.with_figures, cache_dir=args.cache_dir,
+                        results=args.results)
     if args.json:
         print(json.dumps({"out": str(report.out), "pages": len(report.pages), "figures": list(report.figures),
                           "figures_skipped": dict(report.figures_skipped)}, indent=1))
@@ -568,6 +701,9 @@ def _add_site_command(commands: Any) -> None:
     building.add_argument("--family", help="only this family, e.g. chaosnet or tgb")
     building.add_argument("--with-figures", action="store_true", help="draw one figure per dataset the cache already "
                           "holds (needs matplotlib: pip install 'tgbhub[plot]'); nothing is built for a figure")
+    building.add_argument("--results", metavar="DIR", help="a results repo whose leaderboards/<family>/<name>/<task>"
+                          ".parquet fill the leaderboard pages: a checkout, or the git repo `tgbhub leaderboard "
+                          "update` writes (e.g. ROOT/datasets/tgbhub/results of a git: hub)")
     building.add_argument("--json", action="store_true")
     building.set_defaults(run=cmd_site_build)
     _accept_global_options([building])
@@ -844,6 +980,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--state-dir", metavar="DIR",
                        help="where olah's config and log go, outside ROOT (default: the user's state folder, "
                        "tgbhub/hub/<root name>-<hash>); nothing is ever written into ROOT")
+    serve.add_argument("--site", metavar="DIR", help="serve this `tgbhub site build` output at / (under /site/); "
+                       "default: build one at start into the state folder, with the leaderboards of "
+                       "ROOT/datasets/<org>/results if that repo exists")
+    serve.add_argument("--no-site", action="store_true", help="serve the Hub API only")
     serve.set_defaults(run=cmd_hub_serve)
     doctor = commands.add_parser("doctor", help="check whether this machine rebuilds the published data bit for bit")
     doctor.add_argument("--json", action="store_true")
@@ -864,6 +1004,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_forecast_stats_command(commands)
     _add_import_command(commands)
     _add_results_commands(commands)
+    _add_leaderboard_commands(commands)
     _add_site_command(commands)
     _accept_global_options(commands.choices.values())
     return parser

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from tgbhub.cache import Fetched, stored_manifest_path, write_text_atomic
 from tgbhub.errors import DatasetNotFoundError, FetchError
 from tgbhub.hashing import file_sha256
 from tgbhub.manifest import Manifest, read_manifest
-from tgbhub.progress import Steps, byte_bar
+from tgbhub.progress import Steps, byte_bar, counter
 from tgbhub.sources.build import build_and_install, importer_names, importer_plugin, kept_release
 
 _CHUNK = 1 << 20
@@ -76,7 +77,8 @@ def import_dataset(importer: str, name: str, source: str | os.PathLike[str] | No
         steps.step("release hashed")
 
         def build(staging: Path) -> tuple[dict[str, Any], Fetched]:
-            converted = plugin.convert(item, path, sha256, expected_stats, staging)
+            convert = partial(plugin.convert, progress=counter) if plugin.reports_progress else plugin.convert
+            converted = convert(item, path, sha256, expected_stats, staging)
             steps.step("converted and checked")
             return converted.document, Fetched(files=converted.files, columns=converted.columns, rebuilt=True)
 

@@ -19,6 +19,18 @@ from typing import Any
 from tgbhub.errors import ManifestError, UnsupportedTaskError
 
 CROISSANT_CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
+#: the Croissant Responsible-AI vocabulary every manifest also conforms to (its terms use the ``rai:`` prefix)
+RAI_CONFORMS_TO = "http://mlcommons.org/croissant/RAI/1.0"
+#: a manifest's ``conformsTo``: Croissant 1.1 first (what mlcroissant reads the version from), then Croissant RAI 1.0;
+#: a manifest written before the RAI fields declares the bare Croissant string, which is still accepted
+MANIFEST_CONFORMS_TO = (CROISSANT_CONFORMS_TO, RAI_CONFORMS_TO)
+#: the Responsible-AI fields every manifest carries, each non-empty (the NeurIPS Evaluations and Datasets track's
+#: minimal set; the licence is Croissant's core ``license``), in the order manifests list them
+RAI_FIELDS = ("rai:dataCollection", "rai:dataUseCases", "rai:dataLimitations", "rai:dataBiases",
+              "rai:personalSensitiveInformation", "rai:dataSocialImpact")
+#: keys outside the versioned data: a manifest that differs from a published one only here describes the same data
+#: (docs/design.md, "Responsible-AI metadata and versioning"); every ``rai:`` key is metadata too
+METADATA_KEYS = frozenset({"@context", "conformsTo"})
 TGBHUB_NAMESPACE = "https://tgbhub.dev/ns#"
 #: Our blocks, stored as JSON literals under the tgbhub namespace so Croissant tools keep them verbatim.
 EXTENSION_KEYS = ("recipe", "digest", "graph", "splits", "task", "tasks", "stats", "knownDiscrepancies", "changelog")
@@ -152,6 +164,12 @@ class Manifest:
         return {"kind": params.pop("kind"), "params": params, "seed": self.recipe.seed}  # type: ignore[union-attr]
 
     @property
+    def responsible_ai(self) -> Mapping[str, Any]:
+        """The manifest's Croissant RAI fields (``rai:dataCollection``, ...), as written; empty for a manifest written
+        before they were added (an import cached by an older tgbhub)."""
+        return MappingProxyType({k: v for k, v in self.raw.items() if k.startswith("rai:")})
+
+    @property
     def changelog(self) -> tuple[Mapping[str, Any], ...]:
         """The version history up to this version, oldest first (``version``, ``date``, ``summary``,
         ``invalidates``); empty for a manifest that predates changelogs."""
@@ -265,8 +283,11 @@ def parse_manifest(doc: Mapping[str, Any]) -> Manifest:
         ManifestError: if a required field is missing or malformed.
     """
     where = f"manifest {doc.get('name', '<unnamed>')!r}"
-    if doc.get("conformsTo") != CROISSANT_CONFORMS_TO:
-        raise ManifestError(f"{where} conformsTo {doc.get('conformsTo')!r}; expected {CROISSANT_CONFORMS_TO!r}")
+    conforms = doc.get("conformsTo")
+    if conforms != CROISSANT_CONFORMS_TO and not (isinstance(conforms, list)
+                                                  and conforms[:1] == [CROISSANT_CONFORMS_TO]):
+        raise ManifestError(f"{where} conformsTo {conforms!r}; expected {list(MANIFEST_CONFORMS_TO)!r} (or "
+                            f"{CROISSANT_CONFORMS_TO!r} alone, as manifests before the RAI fields say)")
     digests = {d["file"]: d for d in doc.get("digest", [])}
     files = tuple(parse_file(obj, digests, where) for obj in _require(doc, "distribution", where))
     recipe_doc = doc.get("recipe")
@@ -289,6 +310,21 @@ def parse_manifest(doc: Mapping[str, Any]) -> Manifest:
         graph=frozen(_require(doc, "graph", where)), splits=MappingProxyType(splits),
         task=frozen(_require(doc, "task", where)), stats=frozen(doc.get("stats", {})),
         known_discrepancies=tuple(frozen(d) for d in doc.get("knownDiscrepancies", [])), raw=frozen(doc))
+
+
+def data_part(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """``doc`` without the keys outside the versioned data (:data:`METADATA_KEYS` and every ``rai:`` key)."""
+    return {k: v for k, v in doc.items() if k not in METADATA_KEYS and not k.startswith("rai:")}
+
+
+def same_data(published: bytes, planned: bytes) -> bool:
+    """Whether two manifest texts describe the same dataset version and differ at most in metadata outside the
+    versioned data (RAI fields, ``@context``, ``conformsTo``); ``False`` for text that is not a JSON object."""
+    try:
+        old, new = json.loads(published), json.loads(planned)
+    except ValueError:
+        return False
+    return isinstance(old, dict) and isinstance(new, dict) and data_part(old) == data_part(new)
 
 
 def read_manifest(path: str | os.PathLike[str]) -> Manifest:

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import preflight
 from .catalogue import (CITATION, GENERATOR, REGIMES, UPSTREAM, VERSION, Instance,
-                        history_until)
+                        history_until, responsible_ai)
 from .dynamics import (BASE_SEED, SALI_CHAOTIC, SALI_REGULAR, SALI_STOP, Simulation,
                        deviation_vectors, deviation_vectors_blas, sali_label, simulate,
                        trajectory_seed)
@@ -303,7 +303,8 @@ def manifest_document(instance: Instance, simulation: Simulation, arrays: Mappin
                    "adjacency_ring / adjacency_jacobian / adjacency_coupling_only matrices.")
     return croissant_document(
         name=instance.name, version=instance.version, description=description, license=LICENSE,
-        published=history[-1]["date"], citation=CITATION, distribution=[file_object(TRAJECTORIES_FILE, path)],
+        published=history[-1]["date"], citation=CITATION, responsible_ai=responsible_ai(instance),
+        distribution=[file_object(TRAJECTORIES_FILE, path)],
         record_sets=[{
             "@type": "cr:RecordSet", "@id": "ics", "name": "ics", "key": {"@id": "ics/ic"},
             "description": "One record per initial condition: split, seed and chaos indicators (the trajectories "

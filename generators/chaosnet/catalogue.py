@@ -114,3 +114,41 @@ def mini_instances() -> list[Instance]:
 def instances() -> list[Instance]:
     """Every ChaosNetBench dataset version we publish, mini tier first."""
     return [*mini_instances(), *full_instances()]
+
+
+def responsible_ai(instance: Instance) -> dict[str, Any]:
+    """The Croissant RAI fields of a ChaosNetBench instance (collection, use, limits, bias, people), with the
+    instance's own map parameters and regime."""
+    return {
+        "rai:dataCollection": (
+            f"Simulated, not collected: float64 trajectories of the coupled standard map on a ring of N={instance.n} "
+            f"sites with K={instance.k!r} ({REGIMES[instance.k]} regime) and rho={instance.rho!r}, integrated by "
+            f"tgbhub's {GENERATOR} generator bit-exactly as the ChaosNetBench reference implementation ({UPSTREAM}) "
+            "does; initial conditions come from the seeded rule in recipe.params.seed_rule, and the Lyapunov "
+            "exponents and SALI indicators are computed from the same map."),
+        "rai:dataUseCases": [
+            "Benchmarking spatio-temporal graph neural networks and other sequence models on forecasting chaotic "
+            "lattice dynamics (ChaosNetBench, Moges et al. 2026): autoregressive rollouts graded by valid prediction "
+            "time and error growth.",
+            "Studying how nonlinearity (K), coupling (rho) and lattice size (N) change predictability, using each "
+            "trajectory's largest Lyapunov exponent and SALI label.",
+            "Not intended as a model of any physical system beyond the coupled standard map."],
+        "rai:dataLimitations": [
+            "One dynamical system: a symplectic map on a ring with nearest-neighbour coupling, noise-free; "
+            "conclusions may not transfer to other systems, continuous-time flows, measured (noisy) data or "
+            "irregular graphs.",
+            "A finite grid of K, rho and N with a fixed number of initial conditions and recorded steps per "
+            "instance; how far ahead a trajectory is predictable depends on how chaotic it is (lambda_max).",
+            "The SALI labels (chaotic / sticky / regular) are indicators computed up to a finite number of steps, "
+            "not ground truth."],
+        "rai:dataBiases": [
+            "No social or demographic bias: the data describes no people.",
+            "The sample is designed: the benchmark authors chose the K values to span regimes from near-integrable "
+            "to extended chaos, and initial conditions follow one seeded rule, so behaviours such as long sticky "
+            "orbits are rare and the mix of regular and chaotic trajectories differs between instances."],
+        "rai:personalSensitiveInformation": [
+            "None: numerical simulation of a mathematical map; no record refers to a person."],
+        "rai:dataSocialImpact": (
+            "Low direct risk: simulated dynamics about no one. Forecasting skill on this map is not evidence of skill "
+            "on weather, climate or other real chaotic systems; do not present it as such."),
+    }

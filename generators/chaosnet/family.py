@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from .artifacts import TRAJECTORIES_FILE, build_folder, build_recipe, check_recipe
-from .catalogue import GENERATOR, Instance, instances
+from .catalogue import GENERATOR, Instance, instances, responsible_ai
 from ..families import Built, Family, Inputs
 from tgbhub.manifest import Recipe
 
@@ -21,4 +21,4 @@ def _write(instance: Instance, folder: Path, inputs: Inputs) -> dict[str, Any]:
 
 
 FAMILY = Family(name="chaosnet", generators=frozenset({GENERATOR}), catalogue=instances, write=_write,
-                build=_build, preflight=check_recipe)
+                build=_build, preflight=check_recipe, responsible_ai=responsible_ai)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .release import Release
+from .release import ProgressFactory, Release
 from ..manifests import croissant_document, file_object
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
@@ -64,9 +64,49 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
     return family_module(entry).convert(entry, release)
 
 
-def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path, entry: Any) -> dict[str, Path]:
-    """Write the files into ``folder`` with ``entry``'s family converter (zstd Parquet, byte-stable)."""
-    return family_module(entry).write(files, folder)
+def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path, entry: Any,
+          progress: ProgressFactory | None = None) -> dict[str, Path]:
+    """Write the files into ``folder`` with ``entry``'s family converter (zstd Parquet, byte-stable), showing its
+    progress through ``progress`` (silent if None)."""
+    return family_module(entry).write(files, folder, progress)
+
+
+def responsible_ai(entry: Any) -> dict[str, Any]:
+    """The Croissant RAI fields of an imported TGB dataset, from its catalogue entry: real-world data collected by
+    its source, TGB's release and intended use, the entry's own notes as limitations, who the records are about."""
+    source = "TGB 2.0" if entry.family in ("tkgl", "thgl") else "TGB"
+    metric = {"mrr": "MRR", "ndcg": "NDCG@10"}[entry.eval_metric]
+    return {
+        "rai:dataCollection": (
+            f"Real-world data, collected by its original source and released by {source} as {entry.zip_name} "
+            f"(TGB version {entry.tgb_version}); domain: {entry.domain or 'see the TGB papers'}. tgbhub collected "
+            "nothing: it converts that release with py-tgb 2.3.0's conventions, keeps TGB's "
+            f"chronological split and negatives, and checks the result against the published statistics (source: "
+            f"{entry.stats_source})."),
+        "rai:dataUseCases": [
+            f"Academic benchmarking of temporal graph learning on {source}'s {entry.task} task ({metric}), with "
+            f"{source}'s split and negatives, comparable with {source}'s leaderboard; {source} releases its datasets "
+            "for research use.",
+            "Not intended for profiling, tracking or making decisions about the people or organisations in the data."],
+        "rai:dataLimitations": [
+            "A record of one source over one period: models may not transfer to other platforms, periods or "
+            "populations, and the source's own collection choices and errors are inherited.",
+            f"License: {entry.license or 'not recorded by the spec; check the TGB website before any reuse'}.",
+            *entry.notes],
+        "rai:dataBiases": [
+            "Reflects who and what the source recorded: active users, popular items and the period covered are "
+            "over-represented, and TGB's preprocessing shapes the sample further; TGB 2.0 warns that datasets that do "
+            "not represent the broader real world can lead to biased or unfair outcomes when models are applied.",
+            "Sampled negatives (where TGB draws q per query) make rank metrics relative to those negatives, which "
+            "favours models that separate the true edge from TGB's particular sample."],
+        "rai:personalSensitiveInformation": [
+            entry.personal_data,
+            "tgbhub adds no identifiers and attempts no re-identification; interaction histories of real people can "
+            "allow re-identification when linked with other data, so do not link them."],
+        "rai:dataSocialImpact": (
+            "Where records are about people, models trained on them can be used to profile or target individuals; "
+            f"{source} and tgbhub provide the data for research benchmarking only."),
+    }
 
 
 def manifest_document(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]], info: Mapping[str, Any],
@@ -100,7 +140,7 @@ def manifest_document(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]],
                    f"py-tgb 2.3.0's conventions: {entry.domain or 'see the TGB paper'}. Split and negatives are TGB's.")
     return croissant_document(
         name=name, version=dataset_version(entry), description=description, license=entry.license or "see TGB",
-        published=PUBLISHED, citation=entry.citation,
+        published=PUBLISHED, citation=entry.citation, responsible_ai=responsible_ai(entry),
         distribution=[file_object(file, folder / file) for file in files], record_sets=parts["record_sets"],
         recipe={"generator": IMPORTER, "version": IMPORTER_VERSION,
                 "params": {"dataset": entry.name, "tgb_version": entry.tgb_version, "url": entry.url,

@@ -24,6 +24,7 @@ what it parsed against these published statistics (:func:`check_stats`).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import numbers
 from collections.abc import Mapping
@@ -136,6 +137,9 @@ class TgbEntry:
     directed: bool | None = None
     attributed: bool | None = None
     notes: tuple[str, ...] = ()
+    #: who or what the records are about, and what about people they hold (the manifest's
+    #: ``rai:personalSensitiveInformation``), from the TGB papers and the sources they name
+    personal_data: str = ""
 
     @property
     def url(self) -> str:
@@ -406,8 +410,49 @@ _MULTIREL = (
                      "cited as TGB 2.0, the release whose code ships it")),
 )
 
+_ANONYMISED = "node ids are integers; TGB states it anonymised user information where appropriate (TGB 2.0, App. H)"
+#: per dataset: who or what the records are about (spec tgb.md, the TGB papers' dataset sections and App. C/H)
+_PERSONAL_DATA: Mapping[str, str] = MappingProxyType({
+    "tgbl-wiki": f"Wikipedia editors and the pages they edited, with edit times and LIWC features of the edit text; "
+                 f"{_ANONYMISED}.",
+    "tgbl-review": f"Amazon users and the electronics they rated, with rating times and scores; {_ANONYMISED}.",
+    "tgbl-coin": "Pseudonymous blockchain addresses and their stablecoin transfers (public ledger data, which can be "
+                 "linked back to people with other data); addresses are integer ids here.",
+    "tgbl-comment": f"Reddit users replying to each other, with reply times and comment statistics; {_ANONYMISED}.",
+    "tgbl-flight": "Airports and flights between them (callsign and aircraft type codes as edge features); no "
+                   "records about individual people.",
+    "tgbl-enron": "E-mails between employees of Enron (the public Enron corpus, per the DGB paper); people are "
+                  "integer ids here.",
+    "tgbl-uci": "Messages between members of a university's online community (SNAP CollegeMsg, per a third party); "
+                "people are integer ids here.",
+    "tgbl-subreddit": "Reddit users posting to subreddits (the JODIE Reddit dataset); users are integer ids here.",
+    "tgbl-lastfm": "LastFM users and the songs they listened to (per the DGB paper); users are integer ids here.",
+    "tgbn-trade": "Countries and their yearly agricultural trade (UN data); no records about individual people.",
+    "tgbn-genre": f"LastFM users and the music genres they listened to each week; {_ANONYMISED}.",
+    "tgbn-reddit": f"Reddit users and the subreddits they posted to each week; {_ANONYMISED}.",
+    "tgbn-token": "Pseudonymous blockchain addresses and the tokens they transferred (public ledger data, which can "
+                  "be linked back to people with other data); addresses are integer ids here.",
+    "tkgl-smallpedia": "Wikidata facts between entities, including facts about public persons (e.g. positions "
+                       "held); entities are integer ids here.",
+    "tkgl-polecat": "Political events between actors (countries, organisations, named political figures) coded from "
+                    "news reports; actors are integer ids here.",
+    "tkgl-icews": "Political events between actors (countries, organisations, named political figures) coded from "
+                  "news reports (ICEWS, CAMEO); actors are integer ids here.",
+    "tkgl-wikidata": "Wikidata facts between entities, including facts about public persons; entities are integer "
+                     "ids here.",
+    "tkgl-yago": "YAGO facts between entities, including facts about public persons; entities are integer ids here.",
+    "thgl-software": "GitHub users, repositories, issues and pull requests and the events between them (GH Archive); "
+                     "TGB anonymised all nodes to integers (TGB 2.0, App. C).",
+    "thgl-forum": f"Reddit users replying to each other and posting to subreddits (January 2014); {_ANONYMISED}.",
+    "thgl-github": "GitHub users, repositories, issues and pull requests and the events between them (GH Archive); "
+                   "TGB anonymised all nodes to integers (TGB 2.0, App. C).",
+    "thgl-myket": "Installs and updates of Android apps by over 1.3 million users of the Myket market, collected by "
+                  "Myket under its privacy policy and anonymised without personal identifiers (TGB 2.0, App. H).",
+})
+
 #: every dataset py-tgb 2.3.0 can download, by TGB name
-CATALOGUE: Mapping[str, TgbEntry] = MappingProxyType({e.name: e for e in (*_TGBL, *_TGBN, *_MULTIREL)})
+CATALOGUE: Mapping[str, TgbEntry] = MappingProxyType({
+    e.name: dataclasses.replace(e, personal_data=_PERSONAL_DATA[e.name]) for e in (*_TGBL, *_TGBN, *_MULTIREL)})
 
 
 def entry(name: str) -> TgbEntry:

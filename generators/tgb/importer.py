@@ -12,20 +12,21 @@ from typing import Any
 from .artifacts import convert as convert_release, dataset_version, manifest_document, write
 from .catalogue import CATALOGUE, TgbEntry, check_stats, entry
 from .family import FAMILY
-from .release import Release as OpenedRelease
+from .release import ProgressFactory, Release as OpenedRelease
 from ..importers import Converted, Importer, Release
 from tgbhub.errors import IntegrityError
 
 
 def _convert(item: TgbEntry, path: Path, sha256: str, expected_stats: Mapping[str, Any] | None,
-             folder: Path) -> Converted:
-    """Convert the release at ``path``, check the statistics, write the files and the manifest into ``folder``.
+             folder: Path, progress: ProgressFactory | None = None) -> Converted:
+    """Convert the release at ``path``, check the statistics, write the files and the manifest into ``folder``;
+    each stage (reading, numbering, sorting, negatives, writing) shows its progress through ``progress``.
 
     Raises:
         GenerationError: if the release is not a readable zip in TGB's layout, or this tgbhub cannot import it yet.
         IntegrityError: listing every published statistic (or ``expected_stats`` one) the release does not reproduce.
     """
-    opened = OpenedRelease(path, dict(item.files))
+    opened = OpenedRelease(path, dict(item.files), progress)
     try:
         files, info = convert_release(item, opened)
     finally:
@@ -36,7 +37,7 @@ def _convert(item: TgbEntry, path: Path, sha256: str, expected_stats: Mapping[st
         raise IntegrityError(f"import of {item.name}: statistics", "the published ones", "; ".join(mismatches),
                              "Nothing was installed. The release is not the one TGB published (another version, a "
                              "partial download, a modified file): download it again from " + item.url)
-    written = write(files, folder, item)
+    written = write(files, folder, item, progress)
     document = manifest_document(item, files, info, folder, path.name, sha256, published,
                                  modified=expected_stats is not None)
     return Converted(document=document, files=written, columns=files)
@@ -52,4 +53,4 @@ def _card(item: TgbEntry) -> dict[str, Any]:
 IMPORTER = Importer(name="tgb", family="tgb", summary="TGB 1.x and 2.0 (tgbl, tgbn, tkgl, thgl)",
                     names=lambda: sorted(CATALOGUE), entry=entry, card=_card,
                     release=lambda item: Release(url=item.url, file_name=item.zip_name), version=dataset_version,
-                    convert=_convert, builder=FAMILY)
+                    convert=_convert, builder=FAMILY, reports_progress=True)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import io
 import pickle
 import zipfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -41,15 +41,49 @@ class _NumpyOnly(pickle.Unpickler):
         return super().find_class(module, name)
 
 
+class Stage(Protocol):
+    """What a converter uses of a stage's progress (tqdm's names): count units, name the current item, end."""
+
+    def update(self, n: float = 1) -> object: ...
+
+    def set_postfix_str(self, s: str = "") -> object: ...
+
+    def close(self) -> object: ...
+
+
+#: how an import shows the progress of one stage (reading, numbering, sorting, negatives, writing):
+#: ``progress(description, total, unit)`` gives a :class:`Stage`. The client hands in its own
+#: (:func:`tgbhub.progress.counter`: a bar, lines off a terminal, nothing under ``--quiet``); the default is silent.
+ProgressFactory = Callable[[str, "float | None", str], Stage]
+
+
+class _Silent:
+    def update(self, n: float = 1) -> None:
+        pass
+
+    def set_postfix_str(self, s: str = "") -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def silent(description: str, total: float | None = None, unit: str = "it") -> Stage:
+    """A :data:`ProgressFactory` that shows nothing."""
+    return _Silent()
+
+
 class Release:
-    """An opened release zip: its members by name. Nothing is extracted to disk.
+    """An opened release zip: its members by name, and how its conversion shows progress (``progress``, a
+    :data:`ProgressFactory`; silent unless the client hands one in). Nothing is extracted to disk.
 
     Raises (on construction):
         GenerationError: if the file is not a readable zip or lacks a member the dataset needs.
     """
 
-    def __init__(self, path: Path, needed: Mapping[str, str]) -> None:
+    def __init__(self, path: Path, needed: Mapping[str, str], progress: ProgressFactory | None = None) -> None:
         self.path = path
+        self.progress: ProgressFactory = progress or silent
         try:
             self._zip = zipfile.ZipFile(path)
             broken = self._zip.testzip()
@@ -204,3 +238,62 @@ def first_appearance(heads: pa.Array, tails: pa.Array, known: pa.Array | None = 
     order[0::2], order[1::2] = np.arange(n), np.arange(n) + n
     codes, dictionary = numbered(pa.concat_arrays([heads, tails]).take(pa.array(order)), known)
     return codes[0::2], codes[1::2], dictionary
+
+
+#: the fewest raw ids :class:`BlockNumbering` gathers before it merges them into its dictionary (below that, a merge
+#: costs more in Arrow's fixed overhead than it saves)
+NUMBERING_MERGE_MIN = 1 << 16
+
+
+class BlockNumbering:
+    """:func:`first_appearance` over an edge list read block by block, without holding its raw id columns whole.
+
+    Each block is numbered on its own (its endpoints' local ids and the block's dictionary, in the block's order of
+    first appearance); the block dictionaries wait, and are merged into the global dictionary once they hold as
+    many ids as it does (at least ``merge_min``: :data:`NUMBERING_MERGE_MIN`): a merge numbers the global dictionary
+    followed by the waiting dictionaries in block order, which keeps every global id and gives the new ones in
+    order of first appearance over the whole edge list, since a block's dictionary lists its ids in the order the
+    block first meets them. The geometric trigger keeps the merges' work linear in the ids the blocks hold, and the
+    memory at most the dictionary twice plus the waiting blocks'.
+
+    The id arrays :meth:`add` returns hold block-local ids until the next merge, which rewrites them in place; after
+    :meth:`finish` every one holds py-tgb's ids. Raises nothing beyond Arrow's own errors.
+    """
+
+    def __init__(self, merge_min: int | None = None) -> None:
+        self.dictionary: pa.Array | None = None
+        self._merge_min = NUMBERING_MERGE_MIN if merge_min is None else merge_min  # read when called, as tests set it
+        self._waiting: list[tuple[pa.Array, tuple[np.ndarray, ...]]] = []
+        self._waiting_ids = 0
+
+    def add(self, heads: pa.Array, tails: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """The head and tail ids of one block's rows (the head before the tail, row by row), rewritten in place to
+        the global ids at the next merge."""
+        head, tail, local = first_appearance(heads, tails)
+        self._waiting.append((local, (head, tail)))
+        self._waiting_ids += len(local)
+        if self._waiting_ids >= max(self._merge_min, 0 if self.dictionary is None else len(self.dictionary)):
+            self._merge()
+        return head, tail
+
+    def finish(self) -> pa.Array | None:
+        """Merge what waits; the dictionary (the raw id of every global id; ``None`` if no block was added). Every
+        array :meth:`add` returned now holds global ids."""
+        self._merge()
+        return self.dictionary
+
+    def _merge(self) -> None:
+        if not self._waiting:
+            return
+        if self.dictionary is None and len(self._waiting) == 1:  # one block: its ids are already the global ones
+            self.dictionary = self._waiting[0][0]
+        else:
+            waiting = pa.concat_arrays([local for local, _ in self._waiting])
+            codes, self.dictionary = numbered(waiting, self.dictionary)
+            start = 0
+            for local, ids in self._waiting:
+                part = codes[start:start + len(local)]
+                for values in ids:
+                    values[...] = part[values]
+                start += len(local)
+        self._waiting, self._waiting_ids = [], 0

@@ -9,11 +9,11 @@ conversion therefore does:
   sender id and a receiver id), ``t`` = column 2 cast to int (truncation, as ``astype(int)``), edge features =
   columns 4 onwards (float64, exactly as parsed); column 3 (the state label) is not read.
 - parser ``stablecoin`` (tgbl-coin, tgbl-review) and ``reddit-comments`` (tgbl-comment): raw text ids renumbered in
-  order of first appearance (source before destination, row by row), features as :func:`_stablecoin` and
-  :func:`_comments` say, py-tgb's quirks included.
+  order of first appearance (source before destination, row by row), features as :func:`_stablecoin_rows` and
+  :func:`_comments_rows` say, py-tgb's quirks included.
 - parser ``opensky`` (tgbl-flight, py-tgb's ``csv_to_pd_data``): ``day, src, dst, callsign, typecode``; Unix-second
   timestamps (TGB's v2 release) as ``int(float(int(ts)))``; airport codes renumbered by first appearance; the 16
-  edge features encode callsign and typecode character by character (see :func:`_opensky`). A release with date
+  edge features encode callsign and typecode character by character (see :func:`_opensky_rows`). A release with date
   strings, or a callsign longer than 8 characters (py-tgb itself fails on it), is refused.
 - node features (tgbl-flight's ``airport_node_feat_v2.csv``, the catalogue's ``node_feat`` file): py-tgb's
   ``process_node_feat`` (:func:`parse_node_features`): one-hot airport type and continent, the encoded ISO region,
@@ -33,11 +33,18 @@ features ``nodes.parquet`` (``node`` int32, every node id in order, ``node_feat`
 
 Rows are stored in time order; a release whose CSV is not (coin and flight were not before their v2) is sorted
 stably and ``edge_id`` keeps each row's position in the CSV, the id py-tgb's ``edge_idxs`` counts from.
+
+Every parser reads its CSV block by block (:data:`STREAMED`, issue 24): each block's rows converted as the whole
+table's would be, first-appearance ids numbered across blocks (:class:`~generators.tgb.release.BlockNumbering`),
+then the columns joined one at a time, so neither the CSV's text nor Arrow's table of it is ever held whole; the
+files are byte-identical to the whole-table reading (:data:`PARSERS`, ``tests/test_import_stream.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +53,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .release import (EVERY_COLUMN, Release, WholeRead, columns_at_least, csv_blocks, first_appearance, integers,
-                      load_pickle, numbered, read_csv)
+from .release import (EVERY_COLUMN, BlockNumbering, ProgressFactory, Release, Stage, WholeRead, columns_at_least,
+                      csv_blocks, integers, load_pickle, numbered, read_csv, silent)
 from ..manifests import parquet_record_set
 from ..ranking import negatives_file, ranking_submission, write_negatives
 from tgbhub.errors import GenerationError
@@ -66,6 +73,22 @@ DATASET_PARSERS = {**{name: "edgelist-wiki" for name in ("tgbl-wiki", "tgbl-subr
            "tgbl-flight": "opensky"}
 #: the first ``edge_idxs`` py-tgb gives each parser's rows (``edge_id`` stores 0-based CSV positions)
 EDGE_IDXS_START = {"edgelist-wiki": 0, "stablecoin": 1, "reddit-comments": 1, "opensky": 1}
+#: a block reader: one CSV block's rows (columns by position, the member's name, the numbering shared by the
+#: blocks, the block's first row in the CSV) in py-tgb's reading, ids through the numbering
+BlockRows = Callable[[list[pa.Array], str, BlockNumbering, int], dict[str, np.ndarray]]
+
+
+@contextmanager
+def stage(progress: ProgressFactory, desc: str, total: float | None = 1, unit: str = "it") -> Iterator[Stage]:
+    """Progress of one stage of an import (read, number, sort, negatives, write) through the factory the client
+    handed in (:attr:`Release.progress <generators.tgb.release.Release>`; tgbhub's shows a bar on a terminal, a line
+    for a stage that runs a while elsewhere, nothing under ``--quiet``); the caller counts its units with
+    ``update``."""
+    bar = progress(desc, total, unit)
+    try:
+        yield bar
+    finally:
+        bar.close()
 
 
 
@@ -84,7 +107,9 @@ def parse_edges(release: Release, files: Mapping[str, str], parser: str
                               "tgbhub")
     member = files["edgelist"]
     if parser in STREAMED:
-        return STREAMED[parser](release, member)
+        streamed = STREAMED[parser](release, member)
+        if streamed is not None:
+            return streamed
     return reader(read_csv(release.read(member), member, STRING_IDS.get(parser, ())), member)
 
 
@@ -106,26 +131,61 @@ def _wiki(columns: list[pa.Array], member: str) -> tuple[dict[str, np.ndarray], 
     return edges, None
 
 
-def _wiki_streamed(release: Release, member: str) -> tuple[dict[str, np.ndarray], None]:
-    """:func:`_wiki` over the CSV's blocks (:func:`csv_blocks`): each block's rows converted, then the columns
-    joined and the items shifted by the largest source id of all blocks, so the CSV's text and Arrow's table of it
-    are never held whole.
+def _wiki_streamed(release: Release, member: str) -> tuple[dict[str, np.ndarray], None] | None:
+    """:func:`_wiki` over the CSV's blocks (:func:`_joined_blocks`), the items shifted by the largest source id of
+    all blocks; ``None`` for a CSV without rows.
 
     Raises:
         GenerationError: as :func:`_wiki`, for the first block that does not fit py-tgb's layout.
     """
-    try:
-        pieces = [_wiki_rows(columns, member) for columns in csv_blocks(release, member)]
-    except WholeRead as whole:  # column types change after the first block: read as read_csv infers them
-        pieces = [_wiki_rows(whole.columns, member)]
-    if not pieces:  # no row at all: read_csv's reading says what is wrong (or yields the empty edge list)
-        return _wiki(read_csv(release.read(member), member), member)
+    joined = _joined_blocks(release, member, lambda columns, member, _, __: _wiki_rows(columns, member))
+    if joined is None:
+        return None
+    edges, _ = joined
+    edges["dst"] += int(edges["src"].max()) + 1
+    return edges, None
+
+
+def _numbered_streamed(parser: str) -> Callable[[Release, str], tuple[dict[str, np.ndarray], pa.Array | None] | None]:
+    """The streamed parser of a first-appearance parser: its block reader (:data:`BLOCK_ROWS`) over the CSV's
+    blocks, the raw ids numbered by :class:`BlockNumbering` (``None`` for a CSV without rows)."""
+    def parse(release: Release, member: str) -> tuple[dict[str, np.ndarray], pa.Array | None] | None:
+        return _joined_blocks(release, member, BLOCK_ROWS[parser], STRING_IDS.get(parser, ()))
+    return parse
+
+
+def _joined_blocks(release: Release, member: str, rows: BlockRows, strings: tuple[int, ...] = ()
+                   ) -> tuple[dict[str, np.ndarray], pa.Array | None] | None:
+    """``rows`` over the CSV's blocks (:func:`csv_blocks`), the raw ids numbered across blocks, the columns joined
+    and ``edge_id`` counted over every row: the edges in CSV order and the numbering's dictionary (``None`` if
+    ``rows`` numbers nothing), so the CSV's text and Arrow's table of it are never held whole; ``None`` if the CSV
+    has no row (its whole reading then says what is wrong, or yields the empty edge list).
+
+    Raises:
+        GenerationError: as ``rows``, for the first block that does not fit py-tgb's layout.
+    """
+    numbering = BlockNumbering()
+    pieces: list[dict[str, np.ndarray]] = []
+    with stage(release.progress, f"reading {member}", None, "rows") as bar:
+        try:
+            first_row = 0
+            for columns in csv_blocks(release, member, strings):
+                pieces.append(rows(columns, member, numbering, first_row))
+                first_row += len(pieces[-1]["t"])
+                bar.update(len(pieces[-1]["t"]))
+        except WholeRead as whole:  # column types change after the first block: read as read_csv infers them
+            numbering, pieces = BlockNumbering(), []
+            pieces.append(rows(whole.columns, member, numbering, 0))
+    if not pieces:
+        return None
+    with stage(release.progress, f"numbering the node ids of {member}") as bar:
+        nodes = numbering.finish()  # before the join: it rewrites the blocks' ids in place
+        bar.update(1)
     edges = {}
     for name in list(pieces[0]):  # column by column, each block's copy dropped once joined: one column's worth extra
         edges[name] = np.concatenate([piece.pop(name) for piece in pieces])
-    edges["dst"] += int(edges["src"].max()) + 1
     edges["edge_id"] = np.arange(len(edges["t"]), dtype=np.int64)
-    return edges, None
+    return edges, nodes
 
 
 def _wiki_rows(columns: list[pa.Array], member: str) -> dict[str, np.ndarray]:
@@ -146,35 +206,56 @@ def _wiki_rows(columns: list[pa.Array], member: str) -> dict[str, np.ndarray]:
     return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64), "edge_feat": features}
 
 
-def _stablecoin(columns: list[pa.Array], member: str) -> tuple[dict[str, np.ndarray], pa.Array]:
+def _whole(rows: BlockRows) -> Callable[[list[pa.Array], str], tuple[dict[str, np.ndarray], pa.Array | None]]:
+    """The whole-table parser of a parser's block reader: every row as one block, numbered by first appearance."""
+    def parse(columns: list[pa.Array], member: str) -> tuple[dict[str, np.ndarray], pa.Array | None]:
+        numbering = BlockNumbering()
+        edges = rows(columns, member, numbering, 0)
+        return edges, numbering.finish()
+    parse.__doc__ = rows.__doc__
+    return parse
+
+
+def _stablecoin_rows(columns: list[pa.Array], member: str, numbering: BlockNumbering, first_row: int
+                     ) -> dict[str, np.ndarray]:
     """py-tgb's ``csv_to_pd_data_sc`` (tgbl-coin, tgbl-review): ``time, src, dst, weight``; ids by first appearance;
-    a weight of 0 becomes 1, then log2 (for review too: the same parser); the one edge feature is that log2 weight."""
+    a weight of 0 becomes 1, then log2 (for review too: the same parser); the one edge feature is that log2 weight.
+
+    Raises:
+        GenerationError: if a column does not hold what py-tgb reads there.
+    """
     columns_at_least(columns, 4, member, "time, src, dst, weight")
-    src, dst, nodes = first_appearance(columns[1], columns[2])
+    src, dst = numbering.add(columns[1], columns[2])
     weight = _numbers(columns[3], member, "column 3 (weight)")
     weight = np.log2(np.where(weight == 0, 1.0, weight))
     t = integers(columns[0], member, "column 0 (time)")
     return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64),
-            "edge_feat": weight.reshape(-1, 1)}, nodes
+            "edge_feat": weight.reshape(-1, 1)}
 
 
-def _comments(columns: list[pa.Array], member: str) -> tuple[dict[str, np.ndarray], pa.Array]:
+def _comments_rows(columns: list[pa.Array], member: str, numbering: BlockNumbering, first_row: int
+                   ) -> dict[str, np.ndarray]:
     """py-tgb's ``csv_to_pd_data_rc`` (tgbl-comment): ``ts, src, dst, num_words, score`` by position; ids by first
     appearance; features ``[num_words / 5000, num_words / 5000, score]``: py-tgb declares two feature columns but
-    fills both with ``num_words / 5000`` (a 1-vector broadcast into 2), then appends the score as the weight."""
+    fills both with ``num_words / 5000`` (a 1-vector broadcast into 2), then appends the score as the weight.
+
+    Raises:
+        GenerationError: if a column does not hold what py-tgb reads there.
+    """
     columns_at_least(columns, 5, member, "ts, src, dst, num_words, score")
-    src, dst, nodes = first_appearance(columns[1], columns[2])
+    src, dst = numbering.add(columns[1], columns[2])
     words = integers(columns[3], member, "column 3 (num_words)") / 5000
     score = integers(columns[4], member, "column 4 (score)").astype(np.float64)
     t = integers(columns[0], member, "column 0 (ts)")
     return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64),
-            "edge_feat": np.column_stack([words, words, score])}, nodes
+            "edge_feat": np.column_stack([words, words, score])}
 
 
-def _opensky(columns: list[pa.Array], member: str) -> tuple[dict[str, np.ndarray], pa.Array]:
+def _opensky_rows(columns: list[pa.Array], member: str, numbering: BlockNumbering, first_row: int
+                  ) -> dict[str, np.ndarray]:
     """py-tgb's ``csv_to_pd_data`` (tgbl-flight): ``day, src, dst, callsign, typecode`` by position.
 
-    - ``day``: py-tgb looks at the first value only: all digits -> Unix timestamps, ``float(int(ts))`` (v2 release);
+    - ``day``: py-tgb looks at the first value only (the block at ``first_row`` 0 holds it): all digits -> Unix timestamps, ``float(int(ts))`` (v2 release);
       otherwise ``datetime.strptime(ts, "%Y-%m-%d").timestamp()``, which reads the date in the machine's local time
       zone: not reproducible, so refused.
     - ``src``/``dst``: raw airport codes renumbered by first appearance; the weights are all 1 (not stored).
@@ -188,7 +269,7 @@ def _opensky(columns: list[pa.Array], member: str) -> tuple[dict[str, np.ndarray
     """
     columns_at_least(columns, 5, member, "day, src, dst, callsign, typecode")
     days, callsign, typecode = columns[0], columns[3], columns[4]
-    if len(days) and not str(days[0].as_py()).isdigit():
+    if first_row == 0 and len(days) and not str(days[0].as_py()).isdigit():
         raise GenerationError(
             f"{member}: the timestamps are date strings ({days[0].as_py()!r}), not Unix seconds; py-tgb converts them "
             "with datetime.strptime(ts, '%Y-%m-%d').timestamp(), i.e. in the local time zone of the machine that "
@@ -199,20 +280,21 @@ def _opensky(columns: list[pa.Array], member: str) -> tuple[dict[str, np.ndarray
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise GenerationError(f"{member}: column 0 (day) holds a value that is not an integer ({exc})") from exc
     t = t.astype(np.float64).astype(np.int64)  # py-tgb: float(int(ts)) into a float64 column
-    src, dst, nodes = first_appearance(columns[1], columns[2])
+    src, dst = numbering.add(columns[1], columns[2])
     too_long = np.flatnonzero(pc.greater(pc.utf8_length(callsign), 8).to_numpy(zero_copy_only=False))
     if len(too_long):
-        row = int(too_long[0])
+        row = first_row + int(too_long[0])
         raise GenerationError(
-            f"{member}: row {row} (line {row + 2}) has the callsign {callsign[row].as_py()!r} of more than 8 "
-            f"characters ({len(too_long)} such rows); py-tgb's csv_to_pd_data fails on it (the row encodes to more "
+            f"{member}: row {row} (line {row + 2}) has the callsign {callsign[int(too_long[0])].as_py()!r} of "
+            f"more than 8 characters ({len(too_long)} such rows among rows {first_row} to "
+            f"{first_row + len(callsign) - 1}); py-tgb's csv_to_pd_data fails on it (the row encodes to more "
             "than 16 features), so this is not a release py-tgb can load")
     typecode = pc.if_else(pc.greater(pc.utf8_length(typecode), 8), "!!!!!!!!", typecode)
     joined = pc.binary_join_element_wise(pc.utf8_rpad(callsign, width=8, padding="!"),
                                          pc.utf8_rpad(typecode, width=8, padding="!"),
                                          pa.scalar("", type=callsign.type))
     return {"t": t, "src": src, "dst": dst, "edge_id": np.arange(len(t), dtype=np.int64),
-            "edge_feat": _encode_characters(joined, member, 16)}, nodes
+            "edge_feat": _encode_characters(joined, member, 16)}
 
 
 def _encode_characters(strings: pa.Array, member: str, width: int) -> np.ndarray:
@@ -244,10 +326,15 @@ def _encode_characters(strings: pa.Array, member: str, width: int) -> np.ndarray
 
 #: py-tgb's parser of each tgbl edge list, by the name this project gives it (the catalogue's datasets map to them
 #: in :data:`DATASET_PARSERS`)
-PARSERS = {"edgelist-wiki": _wiki, "stablecoin": _stablecoin, "reddit-comments": _comments, "opensky": _opensky}
-#: the parsers that read the CSV block by block (the others read it whole: their first-appearance numbering
-#: interleaves every row's two ids, which the streamed reading does not do yet)
-STREAMED = {"edgelist-wiki": _wiki_streamed}
+#: the block readers of the parsers that number raw ids by first appearance (``(columns, member, numbering,
+#: first_row)``: one block's rows, their ids through the numbering, ``first_row`` the block's first row in the CSV)
+BLOCK_ROWS: dict[str, BlockRows] = {"stablecoin": _stablecoin_rows, "reddit-comments": _comments_rows,
+                                    "opensky": _opensky_rows}
+PARSERS = {"edgelist-wiki": _wiki, **{parser: _whole(rows) for parser, rows in BLOCK_ROWS.items()}}
+#: the parsers that read the CSV block by block (:func:`parse_edges` reads a CSV whole with :data:`PARSERS` where
+#: a parser is missing here: the reference the streamed reading is tested against)
+STREAMED: dict[str, Callable[[Release, str], tuple[dict[str, np.ndarray], pa.Array | None] | None]] = {
+    "edgelist-wiki": _wiki_streamed, **{parser: _numbered_streamed(parser) for parser in BLOCK_ROWS}}
 #: the columns each parser reads as text (py-tgb maps the strings, not numbers: raw ids, and flight's day, callsign
 #: and typecode, whose first value decides the timestamp format and whose characters are encoded)
 STRING_IDS = {"stablecoin": (1, 2), "reddit-comments": (1, 2), "opensky": (0, 1, 2, 3, 4)}
@@ -323,12 +410,20 @@ def _coordinates(column: pa.Array, member: str, what: str) -> np.ndarray:
 
 
 def time_order(edges: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], int]:
-    """The edges sorted stably by ``t`` and how many rows moved (0 for a time-ordered release)."""
+    """The edges sorted stably by ``t`` and how many rows moved (0 for a time-ordered release).
+
+    ``edges`` is sorted in place, column by column, each column's unsorted copy dropped as its sorted one is made
+    (the whole table is never held twice); the same dict is returned.
+    """
     t = edges["t"]
     if len(t) < 2 or bool(np.all(t[1:] >= t[:-1])):
         return edges, 0
     order = np.argsort(t, kind="stable")
-    return {name: values[order] for name, values in edges.items()}, int(np.count_nonzero(order != np.arange(len(t))))
+    moved = len(t) - int(np.count_nonzero(order == np.arange(len(t))))
+    del t
+    for name in list(edges):
+        edges[name] = edges[name][order]
+    return edges, moved
 
 
 def split_rows(t: np.ndarray, val: float, test: float) -> dict[str, tuple[int, int]]:
@@ -343,41 +438,140 @@ def convert_negatives(table: dict[Any, Any], t: np.ndarray, src: np.ndarray, dst
                       member: str) -> dict[str, np.ndarray]:
     """One query per edge: the negatives stored under its ``(src, dst, t)`` key, as ``int32 [n, q]`` + ``count``.
 
-    ``table`` is emptied on the way: each entry is dropped after the last edge that uses it, so TGB's dict shrinks
-    as the matrix fills and the two are never both whole (keys collapse duplicate edges, hence *last*).
+    ``table`` is emptied on the way: its entries are taken out in blocks of :data:`NEGATIVE_BLOCK` and each block
+    dropped once stacked into the matrix, so TGB's dict shrinks as the matrix fills and the two are never both
+    whole. Edges find their entry by a sort of the keys (vectorised), not a dict lookup per edge; edges that share
+    a key (duplicate events) share its row.
 
     Raises:
         GenerationError: if an edge has no entry, or an entry holds something other than node ids.
     """
-    keys = list(zip(src.tolist(), dst.tolist(), t.tolist()))
-    count = np.empty(len(keys), dtype=np.int32)
-    last: dict[tuple[int, int, int], int] = {}
-    for row, key in enumerate(keys):  # first pass: the width of the matrix, and where each key is used last
-        found = table.get(key)
-        if found is None:
-            raise GenerationError(f"{member} has no negatives for the edge (src={key[0]}, dst={key[1]}, "
-                                  f"t={key[2]}); py-tgb's query_batch would raise too: the pickle does not belong "
-                                  "to this edge list")
-        count[row] = len(found)
-        last[key] = row
-    q = int(count.max()) if len(count) else 0
-    matrix = np.full((len(keys), q), -1, dtype=np.int32)
-    for row, key in enumerate(keys):
-        values = np.asarray(table[key])
-        if len(values) and not np.all(values == np.floor(values)):
-            raise GenerationError(f"{member}: the negatives of row {row} are not integer node ids")
-        matrix[row, :len(values)] = values.astype(np.int64)
-        if last[key] == row:
-            del table[key]
+    rows = _key_rows(_keys(table, member), src, dst, t, member)
+    by_key, width = _stacked_values(table, member)
+    count = width[rows]
+    bad = np.flatnonzero(count < 0)  # entries holding something else than node ids
+    if len(bad):
+        raise GenerationError(f"{member}: the negatives of row {int(bad[0])} are not integer node ids")
+    matrix = by_key[rows, :int(count.max()) if len(count) else 0]  # as wide as the longest entry an edge uses
+    count = count.astype(np.int32)
     return {"t": t, "src": src.astype(np.int32), "dst": dst.astype(np.int32), "negatives": matrix, "count": count}
+
+
+#: entries of TGB's negatives dict taken out and stacked at a time (:func:`convert_negatives`)
+NEGATIVE_BLOCK = 1 << 16
+_KEY = np.dtype([("t", np.int64), ("src", np.int64), ("dst", np.int64)])
+
+
+def _keys(table: dict[Any, Any], member: str) -> np.ndarray:
+    """The dict's keys as ``int64 [k, 3]`` in its order; a key that is not three whole numbers becomes
+    ``(-1, -1, -1)``, which no edge has (a dict lookup would not find it either: ``36.5`` is no edge's time).
+
+    Raises:
+        GenerationError: if a key is not a triple.
+    """
+    try:
+        keys = np.fromiter(chain.from_iterable(table), dtype=np.int64, count=3 * len(table)).reshape(-1, 3)
+        if table and any(isinstance(part, (float, np.floating)) for part in next(iter(table))):
+            exact = np.fromiter(chain.from_iterable(table), dtype=np.float64, count=3 * len(table)).reshape(-1, 3)
+            keys[(exact != keys).any(axis=1)] = -1  # fromiter truncated a fraction
+    except (TypeError, ValueError) as exc:
+        raise GenerationError(f"{member}: the negatives dict's keys are not (src, dst, t) triples ({exc}); is it "
+                              "TGB's pickle?") from exc
+    return keys
+
+
+def _key_rows(keys: np.ndarray, src: np.ndarray, dst: np.ndarray, t: np.ndarray, member: str) -> np.ndarray:
+    """For each edge, the position of its ``(src, dst, t)`` among ``keys`` (``[k, 3]``, the dict's order).
+
+    Raises:
+        GenerationError: naming the first edge with no key.
+    """
+    table = np.empty(len(keys), dtype=_KEY)
+    table["src"], table["dst"], table["t"] = keys[:, 0], keys[:, 1], keys[:, 2]
+    order = np.argsort(table, order=("t", "src", "dst"), kind="stable")
+    ordered = table[order]
+    wanted = np.empty(len(t), dtype=_KEY)
+    wanted["t"], wanted["src"], wanted["dst"] = t, src, dst
+    at = np.minimum(np.searchsorted(ordered, wanted), max(len(ordered) - 1, 0))
+    missing = np.flatnonzero(ordered[at] != wanted) if len(ordered) else np.arange(len(t))
+    if len(missing):
+        row = int(missing[0])
+        raise GenerationError(f"{member} has no negatives for the edge (src={int(src[row])}, dst={int(dst[row])}, "
+                              f"t={int(t[row])}); py-tgb's query_batch would raise too: the pickle does not belong "
+                              "to this edge list")
+    return order[at]
+
+
+def _stacked_values(table: dict[Any, Any], member: str) -> tuple[np.ndarray, np.ndarray]:
+    """The dict's values in its order as one ``int32 [k, q]`` matrix (-1 after a shorter entry) and each entry's
+    length (-1 for an entry that is not integer node ids), taking the entries out block by block.
+
+    Raises:
+        GenerationError: if an entry is not a flat list or array of numbers.
+    """
+    size = len(table)
+    width = np.empty(size, dtype=np.int64)
+    blocks: list[np.ndarray] = []
+    start, entries = 0, iter(list(table.values()))
+    table.clear()  # the values live on in the list's iterator only, each released as its block is stacked
+    while start < size:
+        block = [np.asarray(value) for value in islice(entries, NEGATIVE_BLOCK)]
+        width[start:start + len(block)] = [len(value) if value.ndim == 1 else -1 for value in block]
+        blocks.append(_stacked_block(block, width[start:start + len(block)], member))
+        start += len(block)
+    q = max((b.shape[1] for b in blocks), default=0)
+    matrix = np.full((size, q), -1, dtype=np.int32)
+    start = 0
+    for block in blocks:
+        matrix[start:start + len(block), :block.shape[1]] = block
+        start += len(block)
+    return matrix, width
+
+
+def _stacked_block(block: list[np.ndarray], width: np.ndarray, member: str) -> np.ndarray:
+    """One block of entries as ``int32 [len, q]``; ``width`` set to -1 where an entry is not integer node ids."""
+    if np.any(width < 0):
+        raise GenerationError(f"{member}: an entry of the negatives dict is not a flat list of node ids")
+    q = int(width.max()) if len(width) else 0
+    if len(width) and int(width.min()) == q:
+        values = np.stack(block) if q else np.empty((len(block), 0))
+    else:
+        values = np.full((len(block), q), -1, dtype=np.float64 if any(v.dtype.kind == "f" for v in block)
+                         else np.int64)
+        for row, value in enumerate(block):
+            values[row, :len(value)] = value
+    if values.dtype.kind == "f":
+        whole = values == np.floor(values)
+        for row in np.flatnonzero(~whole.all(axis=1)):
+            width[row] = -1
+        values = np.where(whole, values, -1)
+    elif values.dtype.kind not in "iu":
+        raise GenerationError(f"{member}: the negatives hold {values.dtype} values, not node ids")
+    return values.astype(np.int32)
 
 
 def measured_stats(edges: Mapping[str, np.ndarray], splits: Mapping[str, tuple[int, int]]) -> dict[str, Any]:
     """The statistics the catalogue publishes, measured on the converted edges (py-tgb's counting)."""
-    nodes = np.union1d(edges["src"], edges["dst"])
-    return {"num_nodes": int(len(nodes)), "num_edges": int(len(edges["t"])),
-            "num_timestamps": int(len(np.unique(edges["t"]))), "edge_feat_dim": int(edges["edge_feat"].shape[1]),
+    return {"num_nodes": distinct_count(edges["src"], edges["dst"]), "num_edges": int(len(edges["t"])),
+            "num_timestamps": distinct_count(edges["t"]), "edge_feat_dim": int(edges["edge_feat"].shape[1]),
             "split_edges": {name: int(hi - lo) for name, (lo, hi) in splits.items()}}
+
+
+def distinct_count(*columns: np.ndarray) -> int:
+    """How many distinct values the integer columns hold together: a pass over sorted values, a bitmap over small
+    non-negative ids, else a sort (``len(np.union1d(...))``'s answer, without its sort where it is not needed)."""
+    if not any(len(column) for column in columns):
+        return 0
+    if len(columns) == 1 and bool(np.all(columns[0][1:] >= columns[0][:-1])):
+        return 1 + int(np.count_nonzero(columns[0][1:] != columns[0][:-1]))
+    low = min(int(column.min()) for column in columns if len(column))
+    high = max(int(column.max()) for column in columns if len(column))
+    if low >= 0 and high < 8 * sum(len(column) for column in columns) + (1 << 20):
+        seen = np.zeros(high + 1, dtype=bool)
+        for column in columns:
+            seen[column] = True
+        return int(np.count_nonzero(seen))
+    return int(len(np.unique(np.concatenate(columns))))
 
 
 def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]]:
@@ -391,7 +585,9 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
     """
     parser = DATASET_PARSERS.get(entry.name, "unknown")
     parsed, nodes = parse_edges(release, entry.files, parser)
-    edges, reordered = time_order(parsed)
+    with stage(release.progress, f"sorting the edges of {entry.name} by time") as bar:
+        edges, reordered = time_order(parsed)
+        bar.update(1)
     splits = split_rows(edges["t"], float(entry.split["val"]), float(entry.split["test"]))
     files: dict[str, dict[str, np.ndarray]] = {EDGES_FILE: {
         "t": edges["t"], "src": edges["src"].astype(np.int32), "dst": edges["dst"].astype(np.int32),
@@ -403,39 +599,63 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
         files[NODES_FILE], info["node_feat"] = parse_node_features(release, entry.files["node_feat"], nodes)
         info["measured"].update(node_feat_dim=NODE_FEAT_DIM,
                                 nodes_without_features=info["node_feat"]["nodes_without_features"])
-    for split in SPLITS[1:]:  # one split's pickle at a time, read from the zip as a stream (never its bytes)
-        member = entry.files[f"{split}_ns"]
-        with release.open(member) as stream:
-            table = load_pickle(stream, member)
-        lo, hi = splits[split]
-        files[negatives_file(split)] = convert_negatives(table, edges["t"][lo:hi], edges["src"][lo:hi],
-                                                         edges["dst"][lo:hi], member)
-        del table  # else it lives on while the next split's pickle loads
+    with stage(release.progress, f"converting the negatives of {entry.name}", len(SPLITS) - 1, "splits") as bar:
+        for split in SPLITS[1:]:  # one split's pickle at a time, read from the zip as a stream (never its bytes)
+            member = entry.files[f"{split}_ns"]
+            with release.open(member) as stream:
+                table = load_pickle(stream, member)
+            lo, hi = splits[split]
+            files[negatives_file(split)] = convert_negatives(table, edges["t"][lo:hi], edges["src"][lo:hi],
+                                                             edges["dst"][lo:hi], member)
+            del table  # else it lives on while the next split's pickle loads
+            bar.set_postfix_str(split)
+            bar.update(1)
     return files, info
 
 
-def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path) -> dict[str, Path]:
+def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path,
+          progress: ProgressFactory | None = None) -> dict[str, Path]:
     """Write the files into ``folder`` (zstd Parquet, no timestamps: byte-stable): negatives in the ranking
-    layout, every other file by :func:`write_parquet`."""
+    layout, every other file by :func:`write_parquet`; a file at a time through ``progress`` (silent if None)."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name, columns in files.items():
-        if name.startswith("negatives-"):
-            write_negatives(columns, folder / name)
-        else:
-            write_parquet(columns, folder / name)
+    with stage(progress or silent, "writing the imported files", len(files), "files") as bar:
+        for name, columns in files.items():
+            if name.startswith("negatives-"):
+                write_negatives(columns, folder / name)
+            else:
+                write_parquet(columns, folder / name)
+            bar.set_postfix_str(name)
+            bar.update(1)
     return {name: folder / name for name in files}
 
 
+#: rows per Parquet row group of every file :func:`write_parquet` writes (the files' bytes depend on it: a change
+#: changes every imported file's sha256, so it is the importer's version's business)
+ROW_GROUP_ROWS = 1 << 20
+
+
 def write_parquet(columns: Mapping[str, np.ndarray], path: Path) -> None:
-    """One Parquet column per array, in order (a 2-D array as a fixed-size list), zstd, one row group per 1M rows,
-    no timestamps in the file, so the bytes are stable (every TGB family's files but the ranking negatives)."""
+    """One Parquet column per array, in order (a 2-D array as a fixed-size list), zstd, no timestamps in the file,
+    so the bytes are stable (every TGB family's files but the ranking negatives). Written row group by row group
+    (:data:`ROW_GROUP_ROWS` rows each), each group's rows handed to Arrow as it is written (a view of the arrays,
+    not a copy, where they are contiguous): the same bytes as one ``write_table`` of the whole table."""
+    rows = len(next(iter(columns.values()))) if columns else 0
+    first = _arrow_rows(columns, 0, min(rows, ROW_GROUP_ROWS))
+    with pq.ParquetWriter(path, first.schema, compression="zstd", write_statistics=True) as writer:
+        writer.write_table(first, row_group_size=ROW_GROUP_ROWS)  # an empty file still holds its one empty group
+        del first
+        for start in range(ROW_GROUP_ROWS, rows, ROW_GROUP_ROWS):
+            writer.write_table(_arrow_rows(columns, start, start + ROW_GROUP_ROWS), row_group_size=ROW_GROUP_ROWS)
+
+
+def _arrow_rows(columns: Mapping[str, np.ndarray], start: int, stop: int) -> pa.Table:
+    """Rows ``start:stop`` of the columns as an Arrow table (a 2-D array as a fixed-size list)."""
     arrays = []
     for values in columns.values():
-        matrix = np.ascontiguousarray(values)
+        matrix = np.ascontiguousarray(values[start:stop])
         arrays.append(pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
                       if matrix.ndim == 2 else pa.array(matrix))
-    table = pa.Table.from_arrays(arrays, names=list(columns))
-    pq.write_table(table, path, compression="zstd", row_group_size=1 << 20, write_statistics=True)
+    return pa.Table.from_arrays(arrays, names=list(columns))
 
 
 def _ranking_task(entry: Any, splits: list[str]) -> dict[str, Any]:

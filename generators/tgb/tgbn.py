@@ -45,8 +45,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .release import EVERY_COLUMN, Release, columns_at_least, first_appearance, numbered, read_csv
-from .tgbl import SPLITS, split_rows, time_order, write_parquet
+from .release import (EVERY_COLUMN, ProgressFactory, Release, columns_at_least, first_appearance, numbered, read_csv,
+                      silent)
+from .tgbl import SPLITS, split_rows, stage, time_order, write_parquet
 from ..manifests import parquet_record_set
 from tgbhub.errors import GenerationError
 
@@ -257,12 +258,16 @@ def label_splits(edge_t: np.ndarray, splits: Mapping[str, tuple[int, int]],
     return out
 
 
-def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path) -> dict[str, Path]:
+def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path,
+          progress: ProgressFactory | None = None) -> dict[str, Path]:
     """Write each file's columns, in their order, into ``folder`` with
     :func:`generators.tgb.tgbl.write_parquet` (byte-stable)."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name, columns in files.items():
-        write_parquet(columns, folder / name)
+    with stage(progress or silent, "writing the imported files", len(files), "files") as bar:
+        for name, columns in files.items():
+            write_parquet(columns, folder / name)
+            bar.set_postfix_str(name)
+            bar.update(1)
     return {name: folder / name for name in files}
 
 

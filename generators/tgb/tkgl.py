@@ -68,9 +68,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .release import (Release, columns_at_least, first_appearance, integers, load_pickle, numbered,
-                      read_csv)
-from .tgbl import SPLITS, split_rows, time_order, write_parquet
+from .release import (ProgressFactory, Release, columns_at_least, first_appearance, integers, load_pickle, numbered,
+                      read_csv, silent)
+from .tgbl import SPLITS, split_rows, stage, time_order, write_parquet
 from ..manifests import parquet_record_set
 from ..negatives import Pools, audit_pooled, relation_pools, time_filtered, type_pools
 from ..ranking import negatives_file, ranking_submission
@@ -406,11 +406,15 @@ def measured_stats(edges: Mapping[str, np.ndarray], splits: Mapping[str, tuple[i
 
 # --- writing ---------------------------------------------------------------------------------------------------------
 
-def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path) -> dict[str, Path]:
+def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path,
+          progress: ProgressFactory | None = None) -> dict[str, Path]:
     """Write every file into ``folder`` with :func:`generators.tgb.tgbl.write_parquet` (byte-stable)."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name, columns in files.items():
-        write_parquet(columns, folder / name)
+    with stage(progress or silent, "writing the imported files", len(files), "files") as bar:
+        for name, columns in files.items():
+            write_parquet(columns, folder / name)
+            bar.set_postfix_str(name)
+            bar.update(1)
     return {name: folder / name for name in files}
 
 

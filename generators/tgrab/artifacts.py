@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .catalogue import GENERATORS, Entry
+from .catalogue import GENERATORS, Entry, responsible_ai
 from ..edges import TemporalEdges
 from ..manifests import croissant_document, file_object, parquet_record_set
 from ..ranking import WORKERS, make_negatives, write_negatives
@@ -120,7 +120,7 @@ def manifest_document(entry: Entry, edges: TemporalEdges, folder: Path,
                                                   "and their pre-generated negatives, -1 padded after count.", columns))
     return croissant_document(
         name=entry.name, version=entry.version, description=entry.description, license=entry.license,
-        published=PUBLISHED, citation=entry.citation,
+        published=PUBLISHED, citation=entry.citation, responsible_ai=responsible_ai(entry),
         distribution=[file_object(name, folder / name) for name in files], record_sets=record_sets,
         recipe={"generator": spec.name, "version": spec.version, "params": entry.params, "seed": entry.seed},
         digest=[{"file": name, "algorithm": DIGEST_ALGORITHM, "columns": list(columns),

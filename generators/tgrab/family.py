@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from .artifacts import build_folder, generate, write_all
-from .catalogue import GENERATORS, Entry, entries
+from .catalogue import GENERATORS, Entry, entries, responsible_ai
 from ..families import Built, Family, Inputs
 from ..libm import check_libm
 from tgbhub.manifest import Recipe, plain
@@ -33,4 +33,4 @@ def _write(entry: Entry, folder: Path, inputs: Inputs) -> dict[str, Any]:
 
 
 FAMILY = Family(name="t-grab", generators=frozenset(GENERATORS), catalogue=entries, write=_write, build=_build,
-                preflight=_preflight)
+                preflight=_preflight, responsible_ai=responsible_ai)

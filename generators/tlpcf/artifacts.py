@@ -202,7 +202,8 @@ def manifest_document(variant: Variant, parent: Manifest, parent_columns: Mappin
              "replaces": {"split": SPLIT, "parent_rows": [first, last]}}
     return croissant_document(
         name=variant.name, version=variant.version, description=description, license=parent.license,
-        published=PUBLISHED, citation=CITATION, distribution=[file_object(name, folder / name) for name in files],
+        published=PUBLISHED, citation=CITATION, responsible_ai=_responsible_ai(variant, parent, params),
+        distribution=[file_object(name, folder / name) for name in files],
         record_sets=record_sets,
         recipe={"generator": GENERATOR, "version": VERSION, "params": {"kind": variant.kind, **params},
                 "seed": variant.seed,
@@ -217,6 +218,39 @@ def manifest_document(variant: Variant, parent: Manifest, parent_columns: Mappin
             "ours": "seeded, deterministic variants (spec section 6.4); not the authors' bytes",
             "evidence": "Aniq55/TLPCF@4f5ae08 src/shuffle.py and src/intensify.py call np.random without a seed"}],
         extra={"prov:wasDerivedFrom": {"@id": _parent_url(parent)}, "isBasedOn": {"@id": _parent_url(parent)}})
+
+
+def _responsible_ai(variant: Variant, parent: Manifest, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The variant's Croissant RAI fields: its parent's (the data it is made of), each extended by what the transform
+    changes; a parent manifest without a field (an import cached before RAI fields existed) says so instead."""
+    def inherited(key: str) -> list[str]:
+        value = plain(parent.responsible_ai.get(key))
+        if not value:
+            return [f"{variant.parent}'s manifest records no {key}; see its source"]
+        return list(value) if isinstance(value, list) else [str(value)]
+
+    what = transform_spec(variant.kind).describe(params)
+    return {
+        "rai:dataCollection": " ".join([*inherited("rai:dataCollection"), (
+            f"This variant adds no collected data: tgbhub derived it from {variant.parent} by {what} of the test "
+            f"split, seed {variant.seed} (TLPCF, Rahman et al.); the other splits are the parent's rows, "
+            "referenced.")]),
+        "rai:dataUseCases": [
+            f"Counterfactual evaluation of temporal link prediction (TLPCF): a model's scores on {variant.parent}'s "
+            "real test split and on this distorted one show how much it relies on the temporal structure the "
+            "transform destroys or exaggerates.", *inherited("rai:dataUseCases")],
+        "rai:dataLimitations": [*inherited("rai:dataLimitations"), (
+            f"The test split is counterfactual by construction ({what}): its event times (and multiplicities, where "
+            "the transform copies events) occur in no source; use it against its parent, not as data in its own "
+            "right.")],
+        "rai:dataBiases": [*inherited("rai:dataBiases"), (
+            "The transform is designed to remove or exaggerate temporal patterns, so the test split deliberately "
+            "does not follow the parent's temporal distribution.")],
+        "rai:personalSensitiveInformation": [*inherited("rai:personalSensitiveInformation"), (
+            "The variant holds the parent's test events with new times and no other attribute: it adds no "
+            "information about anyone.")],
+        "rai:dataSocialImpact": " ".join(inherited("rai:dataSocialImpact")),
+    }
 
 
 def _parent_url(parent: Manifest) -> str:

@@ -13,14 +13,15 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from filelock import FileLock
 
 from tgbhub.errors import PublishError
 from tgbhub.hashing import file_sha256
-from tgbhub.hub.layout import Published, RepoFile, RepoPlan, lfs_pointer
+from tgbhub.hub.layout import Published, RepoFile, RepoPlan, lfs_oid, lfs_pointer
 from tgbhub.hub.release import apply
 
 _IDENTITY = {"GIT_AUTHOR_NAME": "tgbhub publisher", "GIT_AUTHOR_EMAIL": "publisher@tgbhub.invalid",
@@ -48,6 +49,23 @@ class GitTarget:
         self._init(repo)
         with FileLock(str(repo / ".git" / "tgbhub-publish.lock")):
             return apply(_GitSession(self, repo), plan)
+
+    @contextmanager
+    def open_repo(self, repo_id: str, *, write: bool) -> Iterator[_GitSession | None]:
+        """A session on any repo ``repo_id`` (submissions, results: :func:`~tgbhub.hub.release.commit_files` writes
+        to it); ``write`` creates a missing repo and holds the publish lock while the session lasts, a reader gets
+        ``None`` for a missing repo and takes no lock (a commit is never seen half-written).
+
+        Raises:
+            PublishError: if git is missing or a git command fails.
+        """
+        repo = self.repo_dir(repo_id)
+        if not write:
+            yield _GitSession(self, repo) if (repo / ".git").is_dir() else None
+            return
+        self._init(repo)
+        with FileLock(str(repo / ".git" / "tgbhub-publish.lock")):
+            yield _GitSession(self, repo)
 
     def remote_tree(self, repo: Path, rev: str) -> dict[str, tuple[str | None, str]]:
         """``path -> (lfs sha256 or None, blob id)`` of every file at ``rev``."""
@@ -185,3 +203,24 @@ class _GitSession:
 
     def tag(self, name: str, commit: str, message: str) -> None:
         self._target._git(self._repo, "tag", "-a", name, "-m", message, commit, env=_IDENTITY)
+
+    def download(self, commit: str, path: str, folder: Path) -> Path:
+        """``path`` at ``commit`` into ``folder/path``: an LFS file's object (checked against its pointer's sha256),
+        any other file's blob.
+
+        Raises:
+            PublishError: if the file is missing, or its LFS object is missing or does not match its pointer.
+        """
+        data = self.read(commit, path)
+        target = folder / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        sha = lfs_oid(data)
+        if sha is None:
+            target.write_bytes(data)
+            return target
+        stored = self._repo / ".git" / "lfs" / "objects" / sha[:2] / sha[2:4] / sha
+        if not stored.is_file() or file_sha256(stored) != sha:
+            raise PublishError(f"{self._repo}: the LFS object of {path} at {commit[:12]} (sha256 {sha}) is missing "
+                               "or damaged; restore .git/lfs/objects from a backup, or submit the file again")
+        shutil.copyfile(stored, target)
+        return target

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +43,42 @@ class HfTarget:
         except TgbhubError:
             raise
         except Exception as exc:  # huggingface_hub raises HTTP, validation and connection errors of many types
-            raise PublishError(f"the Hub at {self.endpoint} refused publishing {plan.repo_id} {plan.tag}: "
-                               f"{type(exc).__name__}: {exc}. Check the endpoint, that the token "
-                               "(--token, $TGBHUB_TOKEN or $HF_TOKEN) may write to the repo, and retry.") from exc
+            raise _refused(self.endpoint, f"publishing {plan.repo_id} {plan.tag}", exc) from exc
+
+
+    @contextmanager
+    def open_repo(self, repo_id: str, *, write: bool) -> Iterator[_HfSession | None]:
+        """A session on any dataset repo ``repo_id`` (submissions, results); ``write`` creates a missing repo, a
+        reader gets ``None`` for a missing one. Commits name their parent, so a concurrent writer is refused.
+
+        Raises:
+            PublishError: if the Hub refuses a call or cannot be reached (calls inside the session included).
+        """
+        from huggingface_hub import HfApi
+        from huggingface_hub.errors import RepositoryNotFoundError
+
+        api = HfApi(endpoint=self.endpoint, token=self.token)
+        try:
+            if write:
+                api.create_repo(repo_id, repo_type="dataset", exist_ok=True, private=self.private)
+            else:
+                try:  # refs, not repo_exists: olah answers a repo's info without a revision with 401
+                    api.list_repo_refs(repo_id, repo_type="dataset")
+                except RepositoryNotFoundError:
+                    yield None
+                    return
+            with tempfile.TemporaryDirectory(prefix="tgbhub-hf-read-") as scratch:
+                yield _HfSession(api, repo_id, f"{self.endpoint}/datasets/{repo_id}", Path(scratch))
+        except TgbhubError:
+            raise
+        except Exception as exc:  # huggingface_hub raises HTTP, validation and connection errors of many types
+            raise _refused(self.endpoint, f"a call on {repo_id}", exc) from exc
+
+
+def _refused(endpoint: str, what: str, exc: Exception) -> PublishError:
+    """The error for a Hub call that failed: which Hub, what was asked, what it answered, and what to check."""
+    return PublishError(f"the Hub at {endpoint} refused {what}: {type(exc).__name__}: {exc}. Check the endpoint, "
+                        "that the token (--token, $TGBHUB_TOKEN or $HF_TOKEN) may write to the repo, and retry.")
 
 
 class _HfSession:
@@ -87,3 +122,12 @@ class _HfSession:
 
     def tag(self, name: str, commit: str, message: str) -> None:
         self._api.create_tag(self._repo_id, tag=name, revision=commit, tag_message=message, repo_type="dataset")
+
+    def download(self, commit: str, path: str, folder: Path) -> Path:
+        """``path`` at ``commit`` into ``folder/path`` (``hf_hub_download``; the Hub serves LFS content)."""
+        local = self._api.hf_hub_download(self._repo_id, path, repo_type="dataset", revision=commit,
+                                          cache_dir=self._scratch)
+        target = folder / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(local, target)
+        return target

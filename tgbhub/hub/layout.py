@@ -99,6 +99,15 @@ def lfs_pointer(sha256: str, size: int) -> bytes:
     return f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\nsize {size}\n".encode()
 
 
+_POINTER = re.compile(rb"version https://git-lfs\.github\.com/spec/v1\noid sha256:([0-9a-f]{64})\nsize (\d+)\n")
+
+
+def lfs_oid(blob: bytes) -> str | None:
+    """The sha256 an LFS pointer file names, or ``None`` when ``blob`` is not a pointer (a regular file)."""
+    match = _POINTER.fullmatch(blob)
+    return match.group(1).decode() if match else None
+
+
 @dataclass(frozen=True)
 class RepoFile:
     """One file of a planned repo tree: its bytes are either in memory (``data``) or in a verified local file."""
@@ -158,7 +167,9 @@ class RepoPlan:
 class Published:
     """What a publish did to one tag.
 
-    ``status`` is ``"published"`` (the tag is new), ``"unchanged"`` (the tag already held exactly this content) or,
+    ``status`` is ``"published"`` (the tag is new), ``"unchanged"`` (the tag already held exactly this content),
+    :data:`METADATA_DIFFERS` (the tag holds this version's files and a ``croissant.json`` that differs only in metadata
+    outside the versioned data, e.g. one written before the RAI fields; the tag keeps it, since tags never move) or,
     for a family tag that already existed, ``"kept"`` (it stays where it was: published tags never move).
     """
 
@@ -170,6 +181,8 @@ class Published:
 
 
 RemoteTree = Mapping[str, tuple[str | None, str]]
+#: the status of a dataset version already published with the same data and other metadata (:class:`Published`)
+METADATA_DIFFERS = "metadata-differs"
 
 
 def in_folder(tree: RemoteTree, folder: str) -> dict[str, tuple[str | None, str]]:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from tgbhub.errors import VersionConflictError
 from tgbhub.hashing import file_sha256
-from tgbhub.hub.layout import CROISSANT, Published
-from tgbhub.manifest import Manifest
+from tgbhub.hub.layout import CROISSANT, METADATA_DIFFERS, Published
+from tgbhub.manifest import Manifest, same_data
 
 
 def mirror_path(manifest: Manifest, name: str) -> str:
@@ -32,6 +32,9 @@ class MirrorTarget:
     def publish(self, manifest: Manifest, files: Mapping[str, Path], croissant: bytes) -> Published:
         """Copy a verified dataset version into the mirror, unless it is already there unchanged.
 
+        A version folder whose files are the same and whose ``croissant.json`` differs only in metadata outside the
+        versioned data (:func:`tgbhub.manifest.same_data`) is kept as published (status ``metadata-differs``).
+
         Raises:
             VersionConflictError: if the version folder exists with different content.
         """
@@ -39,6 +42,8 @@ class MirrorTarget:
         label = f"mirror {self.root}"
         if final.exists():
             changed = self._differences(manifest, final, croissant)
+            if changed == [CROISSANT] and same_data((final / CROISSANT).read_bytes(), croissant):
+                return Published(label, manifest.version, "", METADATA_DIFFERS, str(final))
             if changed:
                 raise VersionConflictError(label, f"{manifest.name}@{manifest.version}", changed)
             return Published(label, manifest.version, "", "unchanged", str(final))

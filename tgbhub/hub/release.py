@@ -3,7 +3,9 @@
 A target opens a :class:`RepoSession` (refs, trees, small reads, one commit on ``main``, tags) and :func:`apply`
 decides what to write:
 
-* a dataset version whose tag exists is compared with what is planned: identical is a no-op, different is refused;
+* a dataset version whose tag exists is compared with what is planned: identical is a no-op, different is refused,
+  except a ``croissant.json`` that differs only in metadata outside the versioned data (RAI fields, ``@context``,
+  ``conformsTo``: :func:`tgbhub.manifest.same_data`), which the tag keeps as published (``metadata-differs``);
 * a dataset version published before dataset tags existed (its family tag holds it) gets its own tag on that commit;
 * every other dataset version lands in one commit on ``main`` that replaces only its own folder (datasets already in
   the repo keep their files and versions), regenerates the card for everything now on ``main``, and gets its tag;
@@ -15,12 +17,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
 
 from tgbhub.errors import PublishError, VersionConflictError
-from tgbhub.hub.layout import (CARD, CROISSANT, GITATTRIBUTES, DatasetRelease, Published, RemoteTree, RepoFile,
-                               RepoPlan, dataset_card, differences, gitattributes, in_folder)
-from tgbhub.manifest import Manifest, parse_manifest
+from tgbhub.hub.layout import (CARD, CROISSANT, GITATTRIBUTES, METADATA_DIFFERS, DatasetRelease, Published,
+                               RepoFile, RepoPlan, dataset_card, differences, gitattributes, in_folder)
+from tgbhub.manifest import Manifest, parse_manifest, same_data
 
 
 class RepoSession(Protocol):
@@ -44,6 +47,9 @@ class RepoSession(Protocol):
     def tag(self, name: str, commit: str, message: str) -> None:
         """Create tag ``name`` at ``commit``."""
 
+    def download(self, commit: str, path: str, folder: Path) -> Path:
+        """The file ``path`` at ``commit`` (LFS content, not its pointer) copied to ``folder/path``; its path."""
+
 
 def apply(session: RepoSession, plan: RepoPlan) -> list[Published]:
     """Publish ``plan`` through ``session``: one result per dataset tag, then one for the family tag.
@@ -59,11 +65,11 @@ def apply(session: RepoSession, plan: RepoPlan) -> list[Published]:
     pending: list[DatasetRelease] = []
     for release in plan.datasets:
         if release.tag in tags:
-            _require_same(plan, release, release.tag, session.tree(tags[release.tag]))
-            results.append(Published(plan.repo_id, release.tag, tags[release.tag], "unchanged", session.location))
+            status = _require_same(session, plan, release, release.tag, tags[release.tag])
+            results.append(Published(plan.repo_id, release.tag, tags[release.tag], status, session.location))
         elif family_commit is not None and _holds(session, family_commit, release):
             # published before dataset tags existed: the family tag's commit is this version, so tag it there
-            _require_same(plan, release, plan.tag, session.tree(family_commit))
+            _require_same(session, plan, release, plan.tag, family_commit)
             session.tag(release.tag, family_commit, plan.message)
             results.append(Published(plan.repo_id, release.tag, family_commit, "published", session.location))
         else:
@@ -80,11 +86,24 @@ def apply(session: RepoSession, plan: RepoPlan) -> list[Published]:
     return results
 
 
-def _require_same(plan: RepoPlan, release: DatasetRelease, tag: str, tree: RemoteTree) -> None:
-    changed = differences(release.files, in_folder(tree, release.folder))
-    if changed:
-        raise VersionConflictError(plan.repo_id, f"{release.manifest.name}@{release.manifest.version} (tag {tag})",
-                                   changed)
+def _require_same(session: RepoSession, plan: RepoPlan, release: DatasetRelease, tag: str, commit: str) -> str:
+    """``"unchanged"`` if ``commit`` holds exactly the planned folder; ``"metadata-differs"`` if only its
+    ``croissant.json`` differs, and only outside the versioned data (a manifest published before the RAI fields:
+    the files and every data-bearing key are the same, and a published tag never moves, so it stays as it is).
+
+    Raises:
+        VersionConflictError: if any file, or any data-bearing key of the manifest, differs.
+    """
+    changed = differences(release.files, in_folder(session.tree(commit), release.folder))
+    if not changed:
+        return "unchanged"
+    croissant = f"{release.folder}/{CROISSANT}"
+    if changed == [croissant]:
+        planned = next(f for f in release.files if f.path == croissant).read()
+        if same_data(session.read(commit, croissant), planned):
+            return METADATA_DIFFERS
+    raise VersionConflictError(plan.repo_id, f"{release.manifest.name}@{release.manifest.version} (tag {tag})",
+                               changed)
 
 
 def _holds(session: RepoSession, commit: str, release: DatasetRelease) -> bool:
@@ -127,3 +146,23 @@ def _manifest(session: RepoSession, commit: str, path: str) -> Manifest:
 
 def _in_memory(path: str, data: bytes) -> RepoFile:
     return RepoFile(path, hashlib.sha256(data).hexdigest(), len(data), data=data)
+
+
+def commit_files(session: RepoSession, files: Sequence[RepoFile], message: str) -> str | None:
+    """Write ``files`` onto ``main`` in one commit that keeps every other file of the repo (any repo, not only a
+    family's: submissions and results use it); return the new head, or the old one when every file is already there
+    with the same content (nothing is committed). A repo's first commit also gets the Hub's ``.gitattributes``, so
+    its Parquet files are LFS files on every target.
+
+    Raises:
+        PublishError: if the target refuses the write (e.g. ``main`` moved meanwhile: run again).
+    """
+    _, head = session.refs()
+    tree = session.tree(head) if head is not None else {}
+    planned = list(files) + ([_in_memory(GITATTRIBUTES, gitattributes())] if GITATTRIBUTES not in tree else [])
+    paths = {f.path for f in planned}
+    changed = set(differences(planned, {p: e for p, e in tree.items() if p in paths}))
+    to_write = [f for f in planned if f.path in changed]
+    if not to_write:
+        return head
+    return session.commit(head, to_write, [], message)

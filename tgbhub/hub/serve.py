@@ -10,7 +10,8 @@ Two parts, both bound to one address:
   chunks (tens of MB/s; see the README's Hub benchmark), which is what the front is for. The front also answers a
   download of a file or revision that does not exist the way the real Hub does (404 ``EntryNotFound`` /
   ``RevisionNotFound``, the same for HEAD and GET), where olah answers 500 to GET and 401 "Repository not found" to
-  HEAD.
+  HEAD. It also serves the catalogue site (a ``tgbhub site build`` folder) under ``/site/``, ``/`` redirecting
+  there: a prefix of its own, so a page never shadows a Hub path such as ``/datasets/ORG/REPO/...``.
 
 Nothing is ever written into ROOT, so a read-only hub serves: olah's config and logs live in a state folder outside
 it (``state_dir``, by default the user's state folder keyed by ROOT).
@@ -19,9 +20,11 @@ it (``state_dir``, by default the user's state folder keyed by ROOT).
 from __future__ import annotations
 
 import hashlib
+import html
 import http.client
 import importlib.util
 import json
+import mimetypes
 import os
 import re
 import socket
@@ -47,6 +50,10 @@ _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer",
 _RELAY_TIMEOUT = 60.0
 #: the repo kinds olah's mirror mode looks for under ROOT (``ROOT/<kind>/<org>/<name>``)
 _REPO_KINDS = ("datasets", "models", "spaces")
+#: where the catalogue site is mounted: one prefix no Hub API route starts with
+SITE_PREFIX = "/site/"
+_SITE_TYPES = {".html": "text/html; charset=utf-8", ".json": "application/json", ".png": "image/png",
+               ".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml"}
 
 
 @dataclass
@@ -83,26 +90,41 @@ class LocalHub:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    @property
+    def site(self) -> Path | None:
+        """The site folder served under ``/site/``, or None (``/`` then is olah's page)."""
+        return self.front.site
+
+    def serve_site(self, folder: str | os.PathLike[str] | None) -> None:
+        """Serve ``folder`` (a ``tgbhub site build`` output) under ``/site/`` from now on; None stops serving one.
+
+        Raises:
+            HubServerError: if ``folder`` holds no ``index.html``.
+        """
+        self.front.site = None if folder is None else checked_site(Path(folder))
+
 
 def start_local_hub(root: str | os.PathLike[str], port: int = 0, host: str = "127.0.0.1",
                     ready_timeout: float = 60.0, state_dir: str | os.PathLike[str] | None = None, *,
-                    allow_empty: bool = False) -> LocalHub:
+                    allow_empty: bool = False, site: str | os.PathLike[str] | None = None) -> LocalHub:
     """Serve the repos under ``root`` (``root/datasets/<org>/<name>``, as ``tgbhub publish --to git:ROOT`` writes).
 
     ``port=0`` picks a free port. Nothing is written into ``root``: olah's config and log go to ``state_dir``, by
     default :func:`default_state_dir` (the user's state folder, one subfolder per served root). ``allow_empty``
     also accepts an existing, empty ``root``, for a hub whose first repo is written while it serves (olah reads git
-    live), such as behind a Hub write API.
+    live), such as behind a Hub write API. ``site`` is a ``tgbhub site build`` folder served under ``/site/`` (``/``
+    redirects there); :meth:`LocalHub.serve_site` sets one later.
 
     Raises:
         HubServerError: if olah is not installed; ``root`` is not a hub root (missing, a file, or a folder with no
             git repo at ``<kind>/<org>/<name>``, and not empty under ``allow_empty``); ``state_dir`` is inside
             ``root`` or cannot be created; ``port`` cannot be bound (taken, or not allowed); or olah does not come up
-            within ``ready_timeout`` seconds (with the tail of its log).
+            within ``ready_timeout`` seconds (with the tail of its log); or ``site`` holds no ``index.html``.
     """
     if importlib.util.find_spec("olah") is None:
         raise HubServerError("the local Hub needs olah, which is not installed; run: pip install 'tgbhub[serve]'")
     root = checked_hub_root(Path(root), allow_empty=allow_empty)
+    pages = checked_site(Path(site)) if site is not None else None
     state = _checked_state_dir(root, state_dir)
     olah_port = _free_port(host)
     try:
@@ -110,6 +132,7 @@ def start_local_hub(root: str | os.PathLike[str], port: int = 0, host: str = "12
     except OSError as exc:
         raise HubServerError(f"cannot serve on {host}:{port}: {exc.strerror or exc}. Choose another port "
                              "(--port 8091), or --port 0 to let the system pick a free one.") from exc
+    front.site = pages
     url = f"http://{host}:{front.server_address[1]}"
     config = _write_olah_config(state, root, host, olah_port, front.server_address[1])
     log = state / "olah.log"
@@ -126,6 +149,19 @@ def start_local_hub(root: str | os.PathLike[str], port: int = 0, host: str = "12
         hub.stop()
         raise
     return hub
+
+
+def checked_site(folder: Path) -> Path:
+    """``folder`` resolved, if it is a built site (it holds ``index.html``).
+
+    Raises:
+        HubServerError: naming the folder and the command that builds one.
+    """
+    resolved = folder.expanduser().resolve()
+    if not (resolved / "index.html").is_file():
+        raise HubServerError(f"{resolved} is no built site: it holds no index.html; build one with: tgbhub site "
+                             f"build {resolved}, or leave --site out to build one at start")
+    return resolved
 
 
 def default_state_dir(root: Path) -> Path:
@@ -268,6 +304,8 @@ class _FrontServer(ThreadingHTTPServer):
         self._open: set[socket.socket] = set()
         self._guard = threading.Lock()
         self._readers: dict[Path, _GitReader] = {}
+        #: the site folder served under SITE_PREFIX (resolved), or None
+        self.site: Path | None = None
         super().__init__(address, _FrontHandler)
 
     def reader(self, repo: Path) -> _GitReader:
@@ -339,6 +377,8 @@ class _FrontHandler(BaseHTTPRequestHandler):
         self._relay()
 
     def _dispatch(self, send_body: bool) -> None:
+        if self.server.site is not None and self._serve_site(self.server.site, send_body):
+            return
         target = self._resolve_target()
         if isinstance(target, _LfsFile):
             self._send_lfs(target, send_body)
@@ -384,6 +424,48 @@ class _FrontHandler(BaseHTTPRequestHandler):
         if not local.is_file():
             return None
         return _LfsFile(local, sha, int(pointer.group(2)), commit[0])
+
+    def _serve_site(self, site: Path, send_body: bool) -> bool:
+        """Answer a request for the site (``/``, ``/index.html``, ``/site`` redirect; ``/site/...`` is a file or a 404
+        page); False for any other path, which the Hub API answers. ``/site/ORG/resolve/...`` stays the API's."""
+        path = self.path.split("?", 1)[0].split("#", 1)[0]
+        if path in ("/", "/index.html", SITE_PREFIX.rstrip("/")):
+            self._send_page(302, b"", "text/html; charset=utf-8", send_body, {"Location": SITE_PREFIX})
+            return True
+        if not path.startswith(SITE_PREFIX) or re.fullmatch(r"/[^/]+/[^/]+/resolve/.*", path):
+            return False
+        relative = unquote(path[len(SITE_PREFIX):])
+        if relative == "" or relative.endswith("/"):
+            relative += "index.html"
+        file = _site_file(site, relative)
+        if file is None:
+            body = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><link rel=\"icon\" "
+                    "href=\"data:,\"><title>Not found</title></head>\n<body><h1>Not found</h1><p>This hub has no page "
+                    f"at <code>{html.escape(path)}</code>. <a href=\"{SITE_PREFIX}\">The catalogue</a> lists every "
+                    "dataset.</p></body></html>\n").encode()
+            self._send_page(404, body, "text/html; charset=utf-8", send_body)
+            return True
+        kind = _SITE_TYPES.get(file.suffix.lower()) or mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+        try:
+            data = file.read_bytes()
+        except OSError:
+            self._send_page(500, b"", "text/plain; charset=utf-8", send_body)
+            return True
+        self._send_page(200, data, kind, send_body)
+        return True
+
+    def _send_page(self, status: int, body: bytes, kind: str, send_body: bool,
+                   extra: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Cache-Control", "no-cache")
+        for key, value in (extra or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        if send_body and body:
+            self.wfile.write(body)
 
     def _send_missing(self, missing: _Missing, send_body: bool) -> None:
         # The Hub's headers, which huggingface_hub maps to RemoteEntryNotFoundError / RevisionNotFoundError; with
@@ -457,6 +539,22 @@ class _FrontHandler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(payload)
+
+
+def _site_file(site: Path, relative: str) -> Path | None:
+    """The file ``relative`` names inside ``site``, or None: a missing file, a folder, or any path that would leave
+    the site (``..``, an absolute part, a link pointing out of it) is not found."""
+    parts = relative.split("/")
+    if any(part in ("", ".", "..") or "\\" in part or "\0" in part for part in parts):
+        return None
+    candidate = site.joinpath(*parts)
+    try:
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError):  # a link loop
+        return None
+    if site not in resolved.parents or not resolved.is_file():
+        return None
+    return resolved
 
 
 class _GitReader:

@@ -1,7 +1,8 @@
 """A static HTML face of the hub's catalogue (``tgbhub site build OUT``): an application on top of :mod:`tgbhub.api`.
 
 Pages are rendered from manifests, the derived index and the importers' catalogue cards only; data is read only to
-draw a figure of a dataset the cache already holds (``with_figures=True``). Importing this package needs no optional
+draw a figure of a dataset the cache already holds (``with_figures=True``), and leaderboard pages from a results repo
+(``results=DIR``, :mod:`tgbhub.site.boards`). ``tgbhub hub serve`` serves the built folder under ``/site/``. Importing this package needs no optional
 dependency: :func:`build_site` asks for jinja2 (``pip install 'tgbhub[site]'``) when it runs.
 """
 

@@ -7,6 +7,11 @@ Layout of the output folder (every link between pages is relative, so the folder
     datasets/<family>/<name>.html       one page per dataset (bundled or imported manifest, or derived-index entry)
     datasets/<family>/<name>.png        its figure, when drawn (``with_figures`` and the dataset is in the cache)
     imports/<family>/<name>.html        how to import a benchmark's dataset this cache does not hold yet
+    leaderboards/<family>/<name>/<task>.html   one per task of a dataset page and per board of the results repo
+    records/<family>/<name>/<task>/<id>.json   the grader's record of each leaderboard row, copied byte for byte
+
+``tgbhub hub serve`` mounts this folder at ``/site/`` (``/`` redirects there), beside the Hub API's ``/api/...`` and
+``/datasets/ORG/REPO/...``; nothing in it is reached without that prefix, so no page can shadow an API path.
 """
 
 from __future__ import annotations
@@ -24,10 +29,11 @@ from tgbhub import __version__, api, config
 from tgbhub.errors import CacheWriteError, MissingExtraError, TgbhubError, UnsupportedTaskError
 from tgbhub.manifest import Manifest, plain
 from tgbhub.registry import natural_key
+from tgbhub.site.boards import Board, Results, read_results
 
 #: the folder of the templates inside the package (package data: the wheel ships the whole tgbhub folder)
 TEMPLATES = "templates"
-TEMPLATE_FILES = ("base.html", "index.html", "dataset.html", "variant.html", "import.html")
+TEMPLATE_FILES = ("base.html", "index.html", "dataset.html", "variant.html", "import.html", "leaderboard.html")
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
 
@@ -43,7 +49,8 @@ class SiteReport:
 
 
 def build_site(out: str | os.PathLike[str], *, family: str | None = None, with_figures: bool = False,
-               cache_dir: str | os.PathLike[str] | None = None) -> SiteReport:
+               cache_dir: str | os.PathLike[str] | None = None,
+               results: str | os.PathLike[str] | None = None) -> SiteReport:
     """Write the catalogue's static site into ``out`` (created if missing; pages already there are overwritten).
 
     ``family`` limits the site to one family (``tgb`` included). With ``with_figures`` each dataset the cache at
@@ -51,24 +58,39 @@ def build_site(out: str | os.PathLike[str], *, family: str | None = None, with_f
     initial condition's trajectory of a trajectory dataset); nothing is built or downloaded for it, so a figure of a
     dataset not in the cache is left out with a note on its page (``tgbhub get NAME`` first).
 
+    Every task of a dataset page gets a leaderboard page, filled from ``results`` (a results repo: a folder with
+    ``leaderboards/``, or the git repo ``tgbhub leaderboard update`` writes) when given and holding its board, else
+    saying that nobody has submitted yet; each row's grader record is copied into the site and linked.
+
     Raises:
         MissingExtraError: if jinja2 is not installed (``pip install 'tgbhub[site]'``).
         InvalidNameError: for a family nobody knows (naming the known ones).
+        RecordError: if ``results`` is no results repo or holds a board that breaks the leaderboard contract.
         CacheWriteError: if ``out`` cannot be written (a file in the way, no permission, a full disk).
     """
     environment = _environment()
     root = config.cache_root(cache_dir)
     rows = api.catalogue_rows(family, cache_dir=root)
-    manifests = {row["name"]: api.manifest_of(row["name"], row["version"], cache_dir=root)
+    # with the tasks of their bundled task documents (e.g. window-forecast): each gets a leaderboard page too
+    manifests = {row["name"]: api.with_task_documents(api.manifest_of(row["name"], row["version"], cache_dir=root))
                  for row in rows if _page_kind(row) == "dataset"}
     variants = _variants_by_parent(rows)
+    found = read_results(results) if results is not None else Results("", {}, {})
+    boards = _boards(rows, manifests, found, family)
     target = Path(out)
     figures, skipped = (_draw_figures(rows, manifests, root, target) if with_figures else ({}, {}))
-    pages = {"index.html": environment.get_template("index.html").render(
-        _index_context(rows, manifests, variants, family))}
+    pages: dict[str, str | bytes] = {"index.html": environment.get_template("index.html").render(
+        _index_context(rows, manifests, variants, family, boards))}
     for row in rows:
-        path, template, context = _page(row, manifests, variants, figures, skipped, with_figures)
+        path, template, context = _page(row, manifests, variants, figures, skipped, with_figures, boards)
         pages[path] = environment.get_template(template).render(context)
+    listed = {row["name"]: page_path(row["name"], _page_kind(row)) for row in rows}
+    for (name, task), board in boards.items():
+        pages[leaderboard_path(name, task)] = environment.get_template("leaderboard.html").render(
+            _board_context(name, task, board, manifests.get(name), listed.get(name), bool(found.where)))
+        for row in board.rows if board is not None else ():
+            if row["record"]:
+                pages[row["record"]] = found.records[row["record"]]
     _write(target, pages)
     return SiteReport(out=target, pages=tuple(pages), figures=tuple(sorted(figures)),
                       figures_skipped=dict(sorted(skipped.items())))
@@ -88,7 +110,7 @@ def _environment() -> Any:
     environment = jinja2.Environment(loader=jinja2.PackageLoader("tgbhub.site", TEMPLATES), autoescape=True,
                                      undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                                      keep_trailing_newline=True)
-    environment.filters.update(number=_number, size=human_bytes)
+    environment.filters.update(number=_number, size=human_bytes, value=_value)
     return environment
 
 
@@ -121,6 +143,51 @@ def page_path(name: str, kind: str = "dataset") -> str:
     return f"{'imports' if kind == 'import' else 'datasets'}/{family}/{short}.html"
 
 
+def leaderboard_path(name: str, task: str) -> str:
+    """The leaderboard page of ``family/name``'s ``task`` relative to the site's root."""
+    family, _, short = name.partition("/")
+    return f"leaderboards/{family}/{short}/{task}.html"
+
+
+def _boards(rows: Sequence[Mapping[str, Any]], manifests: Mapping[str, Manifest], found: Results,
+            family: str | None) -> dict[tuple[str, str], Board | None]:
+    """``(name, task) -> its board, or None (no submission yet)``: every task of every dataset page, and every board
+    of the results repo in the site's family (a variant's or a not yet imported dataset's included)."""
+    boards: dict[tuple[str, str], Board | None] = {}
+    for row in rows:
+        manifest = manifests.get(row["name"])
+        for task in manifest.tasks if manifest is not None else ():
+            boards[(row["name"], str(task.get("name")))] = None
+    for key, board in found.boards.items():
+        if family is None or key[0].split("/", 1)[0] == family:
+            boards[key] = board
+    return dict(sorted(boards.items(), key=lambda item: (natural_key(item[0][0]), item[0][1])))
+
+
+def _board_links(name: str, boards: Mapping[tuple[str, str], Board | None], root: str) -> dict[str, dict[str, Any]]:
+    """``task -> {href, summary, board}`` of ``name``'s leaderboard pages, for the pages that link them."""
+    return {task: {"href": root + leaderboard_path(name, task), "summary": _summary(board), "board": board}
+            for (board_name, task), board in boards.items() if board_name == name}
+
+
+def _summary(board: Board | None) -> str:
+    if board is None or not board.rows:
+        return "no submissions yet"
+    rejected = len(board.rows) - board.ranked
+    return f"{board.ranked} ranked" + (f", {rejected} rejected" if rejected else "")
+
+
+def _board_context(name: str, task: str, board: Board | None, manifest: Manifest | None, dataset_page: str | None,
+                   have_results: bool) -> dict[str, Any]:
+    """A leaderboard page: the task as the manifest declares it (when it is listed here) and the board's rows."""
+    declared = next((t for t in manifest.tasks if t.get("name") == task), None) if manifest is not None else None
+    return {"root": "../../../", "title": f"{name} {task} leaderboard", "version": __version__, "name": name,
+            "task": task, "declared": _task_context(declared) if declared is not None else None,
+            "dataset_href": f"../../../{dataset_page}" if dataset_page else None,
+            "rows": list(board.rows) if board is not None else [], "source": board.path if board else None,
+            "have_results": have_results}
+
+
 def _variants_by_parent(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
     """``base name -> its published variants' rows`` (the derived index's entries, via the catalogue rows)."""
     found: dict[str, list[Mapping[str, Any]]] = {}
@@ -131,7 +198,8 @@ def _variants_by_parent(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Map
 
 
 def _index_context(rows: Sequence[Mapping[str, Any]], manifests: Mapping[str, Manifest],
-                   variants: Mapping[str, list[Mapping[str, Any]]], family: str | None) -> dict[str, Any]:
+                   variants: Mapping[str, list[Mapping[str, Any]]], family: str | None,
+                   boards: Mapping[tuple[str, str], Board | None]) -> dict[str, Any]:
     """The catalogue page: per family its counts, a table of its datasets (base, imported and importable ones) and
     the list of its published variants."""
     families: dict[str, dict[str, Any]] = {}
@@ -146,15 +214,18 @@ def _index_context(rows: Sequence[Mapping[str, Any]], manifests: Mapping[str, Ma
     for name, section in families.items():
         section["name"] = name
         section["importable"] = sum(1 for r in section["datasets"] if r["status"] == "import required")
+    tasks = sorted({task for section in families.values() for row in section["datasets"] for task in row["tasks"]})
     return {"root": "", "title": "tgbhub catalogue", "version": __version__, "only_family": family,
-            "families": [families[name] for name in sorted(families)]}
+            "families": [families[name] for name in sorted(families)], "task_names": tasks,
+            "boards": [{"name": name, "task": task, "href": leaderboard_path(name, task), "board": board,
+                        "summary": _summary(board)} for (name, task), board in boards.items() if board]}
 
 
 def _kind_and_tasks(row: Mapping[str, Any], manifests: Mapping[str, Manifest]) -> dict[str, Any]:
     manifest = manifests.get(row["name"])
     if manifest is None:  # an importable dataset: what its catalogue card says
         card = api.catalogue_card(row["name"]) or {}
-        return {"kind": "temporal-graph", "tasks": [f"{card.get('task', '?')} ({card.get('metric', '?')})"]}
+        return {"kind": "temporal-graph", "tasks": [str(card.get("task", "?"))]}
     return {"kind": manifest.graph.get("kind", "?"), "tasks": [str(t.get("name")) for t in manifest.tasks]}
 
 
@@ -163,11 +234,12 @@ def _parent_name(row: Mapping[str, Any]) -> str:
 
 
 def _page(row: Mapping[str, Any], manifests: Mapping[str, Manifest], variants: Mapping[str, list[Mapping[str, Any]]],
-          figures: Mapping[str, str], skipped: Mapping[str, str], with_figures: bool
-          ) -> tuple[str, str, dict[str, Any]]:
+          figures: Mapping[str, str], skipped: Mapping[str, str], with_figures: bool,
+          boards: Mapping[tuple[str, str], Board | None]) -> tuple[str, str, dict[str, Any]]:
     """``(path, template, context)`` of one dataset's page."""
     name, kind = row["name"], _page_kind(row)
-    base = {"root": "../../", "title": name, "version": __version__, "row": dict(row)}
+    links = _board_links(name, boards, "../../")
+    base = {"root": "../../", "title": name, "version": __version__, "row": dict(row), "boards": links}
     if kind == "import":
         card = api.catalogue_card(name) or {}
         command = card.get("import") or f"tgbhub import {name.split('/', 1)[0]} {name.split('/', 1)[1]}"
@@ -181,7 +253,8 @@ def _page(row: Mapping[str, Any], manifests: Mapping[str, Manifest], variants: M
             "entry": api.registry().derived(name, row["version"]), "snippet": _snippet(f"{name}@{row['version']}"),
             "citation": manifests[parent].raw.get("citeAs") if parent in manifests else None}
     return page_path(name), "dataset.html", _dataset_context(
-        manifests[name], row, variants.get(name, []), figures.get(name), _figure_note(row, skipped, with_figures))
+        manifests[name], row, variants.get(name, []), figures.get(name), _figure_note(row, skipped, with_figures),
+        links)
 
 
 def render_dataset(manifest: Manifest, status: str = "unknown") -> str:
@@ -192,13 +265,15 @@ def render_dataset(manifest: Manifest, status: str = "unknown") -> str:
         MissingExtraError: if jinja2 is not installed.
     """
     row = {"name": manifest.name, "version": manifest.version, "status": status}
-    return render("dataset.html", _dataset_context(manifest, row, [], None, "No figure: a page rendered on its own."))
+    return render("dataset.html", _dataset_context(manifest, row, [], None, "No figure: a page rendered on its own.",
+                                                   {}))
 
 
 def _dataset_context(manifest: Manifest, row: Mapping[str, Any], variants: Sequence[Mapping[str, Any]],
-                     figure: str | None, figure_note: str) -> dict[str, Any]:
+                     figure: str | None, figure_note: str, boards: Mapping[str, Mapping[str, Any]]
+                     ) -> dict[str, Any]:
     return {"root": "../../", "title": manifest.name, "version": __version__, "row": dict(row),
-            **_manifest_context(manifest), "figure": figure, "figure_note": figure_note,
+            **_manifest_context(manifest), "figure": figure, "figure_note": figure_note, "boards": boards,
             "variants": [{**v, "href": f"{v['name'].split('/', 1)[1]}.html"} for v in variants]}
 
 
@@ -225,7 +300,9 @@ def _manifest_context(manifest: Manifest) -> dict[str, Any]:
 
 def _task_context(task: Mapping[str, Any]) -> dict[str, Any]:
     submission = task.get("submission", {}) or {}
-    return {"name": task.get("name"), "type": task.get("type"), "metric": task.get("metric"),
+    metrics = task.get("metrics") or [task.get("primary_metric") or task.get("metric")]
+    return {"name": task.get("name"), "type": task.get("type"), "metric": ", ".join(str(m) for m in metrics if m),
+            "document": task.get("document"),
             "report_split": task.get("report_split"), "format": submission.get("format"),
             "rows": submission.get("rows"),
             "columns": [(c.get("name"), c.get("type")) for c in submission.get("columns", ())]}
@@ -255,6 +332,13 @@ def _flat(mapping: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, A
         else:
             shown = value if isinstance(value, (str, int, float, type(None))) else json.dumps(plain(value))
             yield f"{prefix}{key}", shown
+
+
+def _value(value: Any) -> str:
+    """A metric value: four decimals; a missing one as an em dash."""
+    if value is None:
+        return "\u2014"
+    return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
 def _number(value: Any) -> str:
@@ -365,8 +449,8 @@ def _plot_trajectory(axes: Any, dataset: Any, manifest: Manifest) -> None:
 # --- the one place that writes ---------------------------------------------------------------------------------
 
 
-def _write(out: Path, pages: Mapping[str, str]) -> None:
-    """Write every page under ``out``.
+def _write(out: Path, pages: Mapping[str, str | bytes]) -> None:
+    """Write every page (text) and copied file (bytes) under ``out``.
 
     Raises:
         CacheWriteError: naming the path and the way out.
@@ -375,7 +459,11 @@ def _write(out: Path, pages: Mapping[str, str]) -> None:
         for relative in sorted(pages, key=natural_key):
             path = out / relative
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(pages[relative], encoding="utf-8")
+            content = pages[relative]
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8")
     except OSError as exc:
         if CacheWriteError.applies(exc):
             raise CacheWriteError("the site", exc) from exc

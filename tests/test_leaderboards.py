@@ -1,0 +1,262 @@
+"""Leaderboards on a hub (issue 23): submit to a local git: hub, grade with `tgbhub leaderboard update` (never
+trusting a claim), serve the hub and read the board from a second client and cache."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import tgbhub
+from tgbhub import api, results
+from tgbhub.cli import main
+from tgbhub.evaluate.directions import higher_is_better, primary_metric
+from tgbhub.evaluate.graded import Graded
+from tgbhub.hub.serve import LocalHub, start_local_hub
+from tgbhub.leaderboards import COLUMNS, Entry, board_rows, update
+from tgbhub.publish import parse_target, publish
+from tgbhub.submissions import submit
+
+NAME = "t-grab/pdet-2-1"
+TASK = "snapshot-f1"
+FIXED = datetime(2025, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+
+
+def _forge(record: dict[str, Any], **metrics: float) -> dict[str, Any]:
+    """A record whose metrics were edited and re-hashed: intact as a record, but not what its file earns."""
+    forged = {k: v for k, v in record.items() if k != results.SHA_FIELD}
+    forged["metrics"] = {**forged["metrics"], **metrics}
+    forged[results.SHA_FIELD] = results.record_sha256(forged)
+    return forged
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A family subset published to git:ROOT, three submissions (valid, malformed, forged claim), one update, and the
+    hub served for the readers."""
+    folder = tmp_path_factory.mktemp("leaderboard")
+    cache, root = folder / "cache", folder / "hub"
+    publish("t-grab", "1.0.0", parse_target(f"git:{root}"), datasets=["pdet-2-1"], cache_dir=cache)
+    hub = f"git:{root}"
+    common = ["--cache-dir", str(cache), "--offline", "--quiet"]
+    valid, valid_record = folder / "valid.parquet", folder / "valid.json"
+    assert main([*common, "baseline", "edgebank", NAME, "--out", str(valid), "--record", str(valid_record)]) == 0
+    assert main([*common, "submit", NAME, str(valid), "--to", hub, "--model", "edgebank", "--record",
+                 str(valid_record), "--paper", "https://example.org/edgebank"]) == 0
+    malformed = folder / "malformed.parquet"
+    pq.write_table(pa.table({"a": [1, 2], "b": [0.5, 0.25]}), malformed)
+    submit(NAME, malformed, to=hub, model="broken", task=TASK, cache_dir=cache, offline=True)
+    forged_file = folder / "forged.parquet"
+    graded = api.run_baseline("persistence", NAME, out=forged_file, cache_dir=cache, offline=True)
+    forged = _forge(results.make_record(graded, cache_dir=cache, offline=True), f1=0.99)
+    submit(NAME, forged_file, to=hub, model="persistence", record=forged, cache_dir=cache, offline=True)
+    report = update(hub, cache_dir=cache, offline=True)
+    with start_local_hub(root) as served:
+        yield {"folder": folder, "cache": cache, "root": root, "hub": hub, "served": served, "report": report,
+               "valid": valid, "valid_metrics": results.read_record(valid_record)["metrics"],
+               "forged": forged_file, "forged_metrics": dict(graded.metrics)}
+
+
+def _ids(*files: Path) -> list[str]:
+    from tgbhub.submissions import submission_id
+
+    return [submission_id(f) for f in files]
+
+
+def test_update_grades_rejects_and_flags(board: dict[str, Any]) -> None:
+    report = board["report"]
+    valid, forged = _ids(board["valid"], board["forged"])
+    assert sorted(report.graded) == sorted([valid, forged]) and len(report.rejected) == 1
+    assert report.flagged == [forged] and report.boards == [f"leaderboards/{NAME}/{TASK}.parquet"]
+    assert report.commit is not None
+
+
+def test_a_second_client_reads_the_board_with_regraded_values(board: dict[str, Any], tmp_path: Path) -> None:
+    served: LocalHub = board["served"]
+    rows = tgbhub.leaderboard(NAME, endpoint=served.url, cache_dir=tmp_path / "second-client")
+    assert [row["status"] for row in rows] == ["ranked", "ranked", "rejected"]
+    first, second, rejected = rows
+    assert (first["rank"], first["model"], first["metric"]) == (1, "edgebank", "f1")
+    assert first["mean"] == board["valid_metrics"]["f1"] and first["verified"] and not first["flagged"]
+    assert first["claimed"] == first["mean"] and first["paper"] == "https://example.org/edgebank"
+    assert first["n"] == 1 and first["std"] is None and first["dataset"] == f"{NAME}@1.0.0"
+    # the forged claim says 0.99; its file earns less, and that is the value on the board
+    assert (second["rank"], second["model"], second["flagged"]) == (2, "persistence", True)
+    assert second["mean"] == board["forged_metrics"]["f1"] < 0.99 and second["claimed"] == 0.99
+    assert "claimed f1 0.99" in second["message"] and "re-graded values stand" in second["message"]
+    # the malformed file: the evaluator's own message, no score
+    assert rejected["rank"] is None and rejected["mean"] is None and not rejected["verified"]
+    assert rejected["message"].startswith("submission column 't'") and rejected["record"] == ""
+    columns = pq.read_schema(next((tmp_path / "second-client").rglob("*.parquet"))).names
+    assert columns == [name for name, _ in COLUMNS]
+
+
+def test_the_cli_prints_the_board(board: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = board["served"].url
+    assert main(["--cache-dir", str(tmp_path / "c"), "leaderboard", NAME, "--task", TASK, "--endpoint", url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["rank", "model", "metric", "mark", "date", "record"]
+    assert lines[1].split()[:3] == ["1", "edgebank", "f1"] and "verified" in lines[1] and "(1 seed)" in lines[1]
+    assert "FLAGGED" in lines[2] and "rejected" in lines[3]
+    assert main(["--cache-dir", str(tmp_path / "c"), "leaderboard", NAME, "--task", "ranking", "--endpoint",
+                 url]) == 2  # no submission to that task: no board
+    assert "leaderboard update" in capsys.readouterr().err
+
+
+def test_the_graders_record_verifies_and_a_tampered_file_fails(board: dict[str, Any], tmp_path: Path) -> None:
+    from huggingface_hub import hf_hub_download
+
+    url, cache = board["served"].url, board["cache"]
+    row = tgbhub.leaderboard(NAME, endpoint=url, cache_dir=tmp_path / "c")[0]
+    record = hf_hub_download("tgbhub/results", row["record"], repo_type="dataset", endpoint=url,
+                             cache_dir=tmp_path / "hf")
+    submitted = hf_hub_download("tgbhub/submissions", f"submissions/{NAME}/{TASK}/{row['submission']}/"
+                                "submission.parquet", repo_type="dataset", endpoint=url, cache_dir=tmp_path / "hf")
+    assert Path(submitted).read_bytes() == board["valid"].read_bytes()
+    assert results.read_record(record)["model"]["name"] == "edgebank"
+    assert results.verify(record, submitted, cache_dir=cache, offline=True).ok
+    table = pq.read_table(submitted)
+    scores = table.column("score").to_numpy().copy()
+    scores[int((scores >= 0.5).nonzero()[0][0])] = 0.0
+    tampered = tmp_path / "tampered.parquet"
+    pq.write_table(table.set_column(table.schema.get_field_index("score"), "score", pa.array(scores)), tampered)
+    found = results.verify(record, tampered, cache_dir=cache, offline=True)
+    assert not found.ok and {"submission sha256", "metric f1"} <= set(found.mismatched)
+
+
+def _head(root: Path, repo: str) -> str:
+    return subprocess.run(["git", "-C", str(root / "datasets" / "tgbhub" / repo), "rev-parse", "main"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_update_is_idempotent_and_a_new_seed_joins_its_row(board: dict[str, Any], tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    root, hub, cache = board["root"], board["hub"], board["cache"]
+    before = _head(root, "results")
+    assert main(["--cache-dir", str(cache), "--offline", "leaderboard", "update", "--hub", hub, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"graded": [], "rejected": [], "flagged": [], "boards": [],
+                                                   "commit": None}
+    assert _head(root, "results") == before
+    # two seeds of one model: the new one and a second one aggregate into one row (the older rows stay)
+    values = {}
+    for seed in (1, 2):
+        out = tmp_path / f"seed{seed}.parquet"
+        table = pq.read_table(board["valid"])
+        scores = table.column("score").to_numpy().copy()
+        scores[int((scores >= 0.5).nonzero()[0][seed])] = 0.0  # each seed's run differs a little
+        pq.write_table(table.set_column(table.schema.get_field_index("score"), "score", pa.array(scores)), out)
+        values[seed] = api.grade(NAME, out, cache_dir=cache, offline=True).metrics["f1"]
+        submit(NAME, out, to=hub, model="gclstm", seed=seed, cache_dir=cache, offline=True)
+    report = update(hub, cache_dir=cache, offline=True)
+    assert len(report.graded) == 2 and not report.rejected and not report.flagged
+    with start_local_hub(root) as served:
+        rows = tgbhub.leaderboard(NAME, endpoint=served.url, cache_dir=tmp_path / "reader")
+    assert [row["model"] for row in rows] == ["edgebank", "gclstm", "persistence", "broken"]
+    seeded = rows[1]
+    assert (seeded["n"], json.loads(seeded["seeds"]), seeded["rank"]) == (2, [1, 2], 2)
+    assert seeded["mean"] == pytest.approx(statistics.fmean(values.values()))
+    assert seeded["std"] == pytest.approx(statistics.stdev(values.values()))
+    assert seeded["claimed"] is None and not seeded["flagged"] and "," in seeded["submission"]
+
+
+# --- the board itself: direction, ties, seeds (pure) -------------------------------------------------------------
+
+def _entry(model: str, seed: int | None, metrics: dict[str, float], sid: str, day: int = 2) -> Entry:
+    manifest = api.resolve(NAME)
+    result = {"dataset": NAME, "version": manifest.version, "digest": "d", "digests": {"edges.parquet": "d"},
+              "task": TASK, "task_type": "snapshot-link-prediction", "split": "test", "metrics": metrics}
+    record = results.make_record(Graded("evaluate", result, model=model, run={"seed": seed}), manifest=manifest,
+                                 now=FIXED)
+    meta = {"model": model, "seed": seed, "dataset": f"{NAME}@{manifest.version}", "submitted": f"2025-01-0{day}T00:00:00Z",
+            "paper": None, "split": "test", "task": TASK}
+    return Entry(sid, (NAME, TASK), meta, record=record)
+
+
+def test_ranking_follows_the_metric_direction_and_ties_share_a_rank() -> None:
+    entries = [_entry("a", None, {"f1": 0.5, "mse": 0.3}, "a0"), _entry("b", None, {"f1": 0.7, "mse": 0.1}, "b0"),
+               _entry("c", None, {"f1": 0.5, "mse": 0.3}, "c0", day=3)]
+    up = board_rows(entries, {"name": TASK, "metric": "f1"})
+    assert [(r["model"], r["rank"]) for r in up] == [("b", 1), ("a", 2), ("c", 2)]
+    down = board_rows(entries, {"name": TASK, "primary_metric": "mse"})
+    assert [(r["model"], r["rank"], r["metric"]) for r in down] == [("b", 1, "mse"), ("a", 2, "mse"), ("c", 2, "mse")]
+    assert [r["model"] for r in board_rows(entries, {"name": TASK, "metric": "f1", "higher_is_better": False})] == \
+        ["a", "c", "b"]
+
+
+def test_seeds_of_one_model_aggregate_and_a_repeated_seed_stands_apart() -> None:
+    values = [0.5, 0.625, 0.875]
+    entries = [_entry("m", seed, {"f1": v}, f"s{seed}") for seed, v in enumerate(values)]
+    entries.append(_entry("m", 0, {"f1": 0.1}, "again", day=3))  # seed 0 a second time: not counted twice
+    rows = board_rows(entries, {"name": TASK, "metric": "f1"})
+    assert [(r["n"], r["seeds"]) for r in rows] == [(3, "[0, 1, 2]"), (1, "[0]")]
+    assert rows[0]["mean"] == pytest.approx(statistics.fmean(values))
+    assert rows[0]["std"] == pytest.approx(statistics.stdev(values)) and rows[1]["std"] is None
+    assert rows[0]["submission"] == "s0,s1,s2" and rows[0]["record"].endswith("/s0.json")
+
+
+def test_metric_directions_and_primary_metrics() -> None:
+    assert higher_is_better("mrr") and higher_is_better("hits@10") and higher_is_better("vpt")
+    assert not higher_is_better("nrmse_at_12") and not higher_is_better("mse") and not higher_is_better("test_mse")
+    assert primary_metric({"metric": "f1"}) == "f1" and primary_metric({"metrics": ["mrr", "hits@1"]}) == "mrr"
+    assert primary_metric({"primary_metric": "vpt", "metrics": ["x"]}) == "vpt"
+    with pytest.raises(tgbhub.ManifestError, match="primary_metric"):
+        primary_metric({"name": "bare"})
+
+
+def test_seed_baselines_puts_every_task_on_the_board(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cache, root = tmp_path / "cache", tmp_path / "hub"
+    publish("t-grab", "1.0.0", parse_target(f"git:{root}"), datasets=["pdet-2-1"], cache_dir=cache)
+    args = ["--cache-dir", str(cache), "--offline", "--quiet", "leaderboard", "seed-baselines", "--to", f"git:{root}",
+            "--datasets", "pdet-2-1", "--models", "edgebank,persistence", "--json"]
+    assert main(args) == 0
+    done = json.loads(capsys.readouterr().out)
+    tasks = [str(t["name"]) for t in api.with_task_documents(api.resolve(NAME)).tasks]
+    assert {item["task"] for item in done} == set(tasks) and "window-forecast" in tasks
+    assert len(done) == 2 * len(tasks) and {item["status"] for item in done} == {"submitted"}
+    assert main(args) == 0 and {i["status"] for i in json.loads(capsys.readouterr().out)} == {"exists"}
+    report = update(f"git:{root}", cache_dir=cache, offline=True)
+    assert len(report.graded) == len(done) and not report.rejected and not report.flagged
+    assert report.boards == sorted(f"leaderboards/{NAME}/{task}.parquet" for task in tasks)
+    with start_local_hub(root) as served:
+        for task in tasks:
+            rows = tgbhub.leaderboard(NAME, task, endpoint=served.url, cache_dir=tmp_path / "reader")
+            assert {r["model"] for r in rows} == {"edgebank", "persistence"}
+            assert all(r["status"] == "ranked" and r["verified"] and not r["flagged"] and r["claimed"] == r["mean"]
+                       for r in rows)
+            assert [r["rank"] for r in rows] in ([1, 2], [1, 1])
+
+
+def test_the_hubs_site_shows_the_graded_board(board: dict[str, Any], tmp_path: Path) -> None:
+    """The results repo that ``update`` committed is what the served site renders: its leaderboard page ranks the
+    valid run with the re-graded value, flags the forged claim and shows the rejection, and each ranked row's record
+    is downloadable, byte for byte the grader's."""
+    import requests
+
+    from tgbhub.site.boards import hub_results
+    from tgbhub.site.builder import build_site
+
+    results_repo = hub_results(board["root"])
+    assert results_repo is not None
+    build_site(tmp_path / "site", family="t-grab", results=results_repo)
+    with start_local_hub(board["root"], site=tmp_path / "site") as served:
+        page = requests.get(f"{served.url}/site/leaderboards/{NAME}/{TASK}.html", timeout=30)
+        assert page.status_code == 200, page.text[:500]
+        text = page.text
+        f1 = board["valid_metrics"]["f1"]
+        assert "edgebank" in text and "persistence" in text and "broken" in text
+        assert f"{f1:.4f}" in text  # the re-graded value, as the page rounds it
+        assert "submission column" in text  # the evaluator's message on the rejected row
+        rows = tgbhub.leaderboard(NAME, task=TASK, endpoint=served.url, cache_dir=tmp_path / "reader")
+        ranked = [row for row in rows if row["status"] == "ranked"]
+        for row in ranked:
+            record = requests.get(f"{served.url}/site/{row['record']}", timeout=30)
+            assert record.status_code == 200 and results.record_sha256(record.json()) == \
+                record.json()[results.SHA_FIELD]

@@ -10,23 +10,26 @@ Setup (not timed): for each size, a release in TGB's exact layout, written block
     a row (so every (src, dst, t) is its own pickle key, as both loaders see it), and the two negatives pickles
     (py-tgb's dict ``{(np.int64 src, np.int64 dst + max(src) + 1, np.int64 t): int64[q]}`` for every val/test edge
     of py-tgb's quantile split, ``--q`` = 20 distinct destinations other than the positive; HIGHEST_PROTOCOL);
-  * ``coin`` (``--coin-sizes``, 1M and 10M by default: its text ids make the 67M CSV 6 GB and its py-tgb parser a
-    Python loop over every row): tgbl-coin v2's layout (``time,src,dst,weight``, 42-character ``0x`` addresses),
+  * ``coin`` (``--coin-sizes``, 1M by default: its text ids make the 67M CSV 6 GB, its py-tgb parser is a Python
+    loop over every row, and the run has 30 minutes): tgbl-coin v2's layout (``time,src,dst,weight``, 42-character
+    ``0x`` addresses),
     negatives keyed by py-tgb's first-appearance ids.
   Each release is zipped (deflate, level 1) as upstream ships it; py-tgb reads the unzipped folder (its download
   step unzips; not timed), tgbhub reads the zip.
 
-Cells (each in a fresh Python subprocess, imports done before the clock starts; this process samples the child's
-resident memory every 5 ms and reports the peak; a child that passes ``--rss-limit`` GiB is stopped, so a failing
-peer cannot take the machine with it, and the row says so):
+Cells (each in a fresh Python subprocess, imports done before the clock starts; memory is the process's own peak
+resident set, ``VmHWM``, reset once its imports are done, so a row's memory is what its work needed on top of the
+libraries; this process also samples the child's resident set every 5 ms and stops a child that passes
+``--rss-limit`` GiB, so a failing peer cannot take the machine with it, and the row says so):
   * import: ``tgbhub.importing.import_tgb`` (zip -> converted, hashed, verified, installed cache entry, negatives
     included) vs py-tgb's processing (``LinkPropPredDataset(preprocess=True)``: CSV -> its ``ml_*.pkl`` cache), and vs
     py-tgb's processing plus ``load_val_ns()`` and ``load_test_ns()``, which is the same work as tgbhub's import:
-    everything in the release made ready to evaluate;
+    everything in the release made ready to evaluate (one py-tgb process runs both phases, its peak reset between
+    them);
   * cached load: tgbhub ``load_dataset`` and a full read of every column (sums of t, src, dst, edge_id, edge_feat)
     vs py-tgb's constructor from its processed cache and the same sums over ``full_data``;
-  * negatives: every val and test negative loaded and read (tgbhub ``ds.negatives(split)`` vs py-tgb
-    ``load_val_ns()`` / ``load_test_ns()`` and a sum over every array);
+  * negatives: every val and test negative loaded and read (tgbhub ``ds.negatives(split)`` in a fresh process vs
+    py-tgb's second phase above: ``load_val_ns()`` / ``load_test_ns()`` and a sum over every array);
   * MRR over ``--mrr-queries`` (10M) x ``--mrr-negatives`` (100) float32 scores, generated in the child before the
     clock starts, ``--mrr-chunk`` (1M) queries at a time: tgbhub's ``evaluate.metrics.ranks`` (its validation
     included) vs a plain numpy reduction (``(neg > pos).sum`` and ``(neg >= pos).sum``, the same average-tie rank) vs
@@ -63,6 +66,7 @@ from bench_tgb import distinct_draws  # noqa: E402
 from tests import tgb_formats as formats  # noqa: E402
 
 RESULT = "TGB_SCALE_RESULT "
+PHASE = "TGB_SCALE_PHASE "
 LAYOUTS = {"wiki": "tgbl-wiki", "coin": "tgbl-coin"}
 BLOCK_ROWS = 2_000_000  # rows generated and written at a time
 GIB = 2 ** 30
@@ -95,15 +99,78 @@ def _columns(rows: int, users: int, items: int, seed: int) -> tuple[np.ndarray, 
 def _negatives(path: Path, keys: tuple[np.ndarray, np.ndarray, np.ndarray], positive: np.ndarray, lo: int,
                population: int, q: int, seed: int) -> None:
     """py-tgb's pickled dict of one split: each key's ``q`` distinct node ids in ``[lo, lo + population]`` other
-    than its positive."""
+    than its positive, written by :func:`write_pickled_negatives`."""
     rng = np.random.default_rng([seed, 1, len(positive)])
-    table: dict[tuple[Any, Any, Any], np.ndarray] = {}
+    rows = np.empty((len(positive), q), dtype=np.int64)
     for a, b in _blocks(len(positive)):
         draws = distinct_draws(rng, b - a, population, q)
-        rows = lo + draws + (draws >= (positive[a:b] - lo)[:, None])
-        table.update(zip(zip(*(list(column[a:b]) for column in keys)), list(rows)))
+        rows[a:b] = lo + draws + (draws >= (positive[a:b] - lo)[:, None])
+    write_pickled_negatives(path, keys, rows)
+
+
+#: entries between a MARK and its SETITEMS, as the pickler batches a dict's items
+_PICKLE_BATCH = 1000
+
+
+def _pickle_prelude() -> tuple[bytes, int, int, int, int]:
+    """The start of the pickle (PROTO 5, the empty dict) and the objects every entry refers to, each memoized and
+    popped: numpy's scalar constructor, the int64 dtype (built as the pickler builds it), ``_frombuffer`` and the
+    order ``"C"``; returns the bytes and their memo indices. The module names are the installed numpy's own."""
+    scalar, _ = np.int64(0).__reduce__()[:2]
+    frombuffer = np.arange(1, dtype=np.int64).__reduce_ex__(5)[0]
+
+    def text(value: str) -> bytes:
+        return b"\x8c" + bytes([len(value)]) + value.encode() + b"\x94"
+
+    prelude = (b"\x80\x05}\x94"  # PROTO 5, EMPTY_DICT, MEMOIZE 0
+               + text(scalar.__module__) + text(scalar.__name__) + b"\x93\x94" + b"0"  # memo 3: scalar; POP
+               + text("numpy") + text("dtype") + b"\x93\x94" + text("i8") + b"\x89\x88\x87\x94R\x94"  # 9: dtype
+               + b"(K\x03" + text("<") + b"NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00t\x94b0"  # its state; POP
+               + text(frombuffer.__module__) + text(frombuffer.__name__) + b"\x93\x940"  # 14: _frombuffer; POP
+               + text("C") + b"0")  # 15: "C"; POP
+    return prelude, 3, 9, 14, 15
+
+
+def write_pickled_negatives(path: Path, keys: tuple[np.ndarray, np.ndarray, np.ndarray], rows: np.ndarray) -> None:
+    """``{(np.int64(a), np.int64(b), np.int64(c)): rows[i]}`` pickled with protocol 5 opcode for opcode as
+    ``pickle.dump`` writes it (numpy scalars by ``scalar(dtype, bytes)``, arrays by ``_frombuffer``, every object
+    memoized, 1,000 items a SETITEMS), but encoded with numpy, many entries at once: ``pickle.dump`` of a dict of
+    20 million entries takes minutes, and the bench has 30. Unframed (FRAME is optional); a sample of entries is
+    decoded with ``pickle.loads`` and compared before anything is written.
+
+    Raises:
+        AssertionError: if the sample does not decode to the entries it encodes.
+    """
+    prelude, scalar, dtype, frombuffer, order = _pickle_prelude()
+    n, q = rows.shape
+    if q > 255:
+        raise ValueError(f"q = {q}: the encoder writes the shape with BININT1 (q < 256)")
+    key = b"h" + bytes([scalar]) + b"h" + bytes([dtype]) + b"C\x08" + bytes(8) + b"\x94\x86\x94R\x94"
+    value = (b"h" + bytes([frombuffer]) + b"(\x96" + (8 * q).to_bytes(8, "little") + bytes(8 * q) + b"\x94h"
+             + bytes([dtype]) + b"K" + bytes([q]) + b"\x85\x94h" + bytes([order]) + b"t\x94R\x94")
+    template = np.frombuffer(3 * key + b"\x87\x94" + value, dtype=np.uint8)
+    starts = [k * len(key) + 6 for k in range(3)]  # the 8 bytes of each key's SHORT_BINBYTES
+    payload = 3 * len(key) + 2 + 12  # the array's bytes after its BYTEARRAY8 length
+
+    def encoded(lo: int, hi: int) -> np.ndarray:
+        block = np.tile(template, (hi - lo, 1))
+        for start, column in zip(starts, keys):
+            block[:, start:start + 8] = column[lo:hi].astype("<i8").view(np.uint8).reshape(-1, 8)
+        block[:, payload:payload + 8 * q] = rows[lo:hi].astype("<i8").view(np.uint8).reshape(-1, 8 * q)
+        return block
+
+    sample = min(n, 3)
+    decoded = pickle.loads(prelude + b"(" + encoded(0, sample).tobytes() + b"u.")
+    expected = {tuple(np.int64(c[i]) for c in keys): rows[i] for i in range(sample)}
+    assert decoded.keys() == expected.keys() and all(np.array_equal(decoded[k], expected[k]) for k in expected), \
+        "the pickle encoder does not write what pickle.loads reads back"
     with open(path, "wb") as handle:
-        pickle.dump(table, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        handle.write(prelude)
+        for lo, hi in _blocks(n):
+            block = encoded(lo, hi)
+            for a in range(0, hi - lo, _PICKLE_BATCH):
+                handle.write(b"(" + block[a:a + _PICKLE_BATCH].tobytes() + b"u")
+        handle.write(b".")
 
 
 def write_wiki(folder: Path, rows: int, q: int, feat_dim: int, seed: int) -> tuple[dict[str, Path], dict[str, int]]:
@@ -214,6 +281,18 @@ def _resident(pid: int | str = "self") -> int:
     return 0
 
 
+def _peak(reset: bool = False) -> int:
+    """This process's peak resident bytes (``VmHWM``) since start or the last reset; ``reset`` starts a new peak
+    from the current resident set (``/proc/self/clear_refs``, Linux 4.0 and later)."""
+    peak = 0
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            peak = int(line.split()[1]) * 1024
+    if reset:
+        Path("/proc/self/clear_refs").write_text("5")
+    return peak
+
+
 def _pytgb(paths: dict[str, Any]) -> Any:
     """py-tgb's dataset: processed from the CSV if its ``ml_*.pkl`` cache is missing, else loaded from it."""
     from tgb.linkproppred.dataset import LinkPropPredDataset
@@ -250,6 +329,7 @@ def run_cell(cell: str, paths: dict[str, Any]) -> dict[str, Any]:
     clock = time.perf_counter
     if cell.startswith("mrr/"):
         pos, neg = _scores(paths)
+        _peak(reset=True)  # the peak from here on is the scores plus what ranking them needs
         chunk = paths["chunk"]
         baseline, started = _resident(), clock()
         if cell == "mrr/tgbhub":
@@ -283,15 +363,21 @@ def run_cell(cell: str, paths: dict[str, Any]) -> dict[str, Any]:
         baseline, started = _resident(), clock()
         import_tgb(paths["name"], paths["zip"], cache_dir=paths["cache"], expected_stats=paths["stats"])
         return {"seconds": clock() - started, "baseline": baseline, "check": None}
-    if cell in ("import/pytgb", "import+ns/pytgb"):
+    if cell == "import/pytgb":  # processing, then the negatives on the dataset it made: two phases, one process
         for processed in Path(paths["pytgb_folder"]).glob("ml_*.pkl"):  # the processing, not a cache hit
             processed.unlink()
         baseline, started = _resident(), clock()
         ds = _pytgb(paths)
-        if cell == "import+ns/pytgb":
-            ds.load_val_ns()
-            ds.load_test_ns()
-        return {"seconds": clock() - started, "baseline": baseline, "check": None}
+        processing = {"seconds": clock() - started, "baseline": baseline, "peak": _peak(reset=True), "check": None}
+        print(PHASE + json.dumps(processing), flush=True)  # kept if the negatives phase is stopped
+        baseline, started = _resident(), clock()
+        ds.load_val_ns()
+        ds.load_test_ns()
+        check = _neg_sum_pytgb(ds)
+        negatives = {"seconds": clock() - started, "baseline": baseline, "peak": _peak(), "check": check}
+        return {"seconds": processing["seconds"] + negatives["seconds"], "baseline": processing["baseline"],
+                "peak": max(processing["peak"], negatives["peak"]), "check": None, "phases": {
+                    "process": processing, "negatives": negatives}}
     if cell == "load/tgbhub":
         import tgbhub
 
@@ -315,12 +401,6 @@ def run_cell(cell: str, paths: dict[str, Any]) -> dict[str, Any]:
                                                                >= 0))
                     for negatives in (ds.negatives("val"), ds.negatives("test")))
         return {"seconds": clock() - started, "baseline": baseline, "check": check}
-    if cell == "neg/pytgb":
-        ds = _pytgb(paths)
-        baseline, started = _resident(), clock()
-        ds.load_val_ns()
-        ds.load_test_ns()
-        return {"seconds": clock() - started, "baseline": baseline, "check": _neg_sum_pytgb(ds)}
     raise ValueError(f"unknown cell {cell!r}")
 
 
@@ -330,7 +410,10 @@ def child(cell: str, paths_json: str) -> None:
         modules += ["pandas", "tgb.linkproppred.dataset", "tgb.linkproppred.evaluate"]
     for module in modules:
         importlib.import_module(module)
-    print(RESULT + json.dumps(run_cell(cell, json.loads(paths_json))), flush=True)
+    _peak(reset=True)  # the imports' own peak is not the cell's
+    result = run_cell(cell, json.loads(paths_json))
+    result.setdefault("peak", _peak())
+    print(RESULT + json.dumps(result), flush=True)
 
 
 def spawn(cell: str, paths: dict[str, Any], rss_limit: float) -> dict[str, Any]:
@@ -349,13 +432,16 @@ def spawn(cell: str, paths: dict[str, Any], rss_limit: float) -> dict[str, Any]:
         wall = time.perf_counter() - started
         out.seek(0)
         err.seek(0)
-        lines = [line for line in out.read().decode().splitlines() if line.startswith(RESULT)]
+        printed = out.read().decode().splitlines()
         tail = err.read().decode().strip().splitlines()
+    lines = [line for line in printed if line.startswith(RESULT)]
     if stopped or child_process.returncode != 0 or not lines:
         why = stopped or (f"killed by signal {-child_process.returncode}" if child_process.returncode < 0 else
-                          (tail[-1] if tail else f"exit {child_process.returncode}"))
-        return {"failed": f"failed after {wall:.0f} s: {why}", "peak": peak}
-    return {**json.loads(lines[-1][len(RESULT):]), "peak": peak}
+                          (tail[-1][:160] if tail else f"exit {child_process.returncode}"))
+        phases = [json.loads(line[len(PHASE):]) for line in printed if line.startswith(PHASE)]
+        return {"failed": f"failed after {wall:.0f} s: {why}", "peak": peak,
+                **({"phases": {"process": phases[0]}} if phases else {})}
+    return json.loads(lines[-1][len(RESULT):])
 
 
 # --- the table -------------------------------------------------------------------------------------------------------
@@ -375,25 +461,33 @@ def _agree(text: str, ours: dict[str, Any], theirs: dict[str, Any], close: Calla
         raise RuntimeError(f"{text}: tgbhub read {ours['check']}, py-tgb {theirs['check']}")
 
 
+def _after(imported: dict[str, Any], cell: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``cell``'s result, or a failure saying there is nothing to load when the import (or processing) failed."""
+    done = imported.get("phases", {}).get("process", imported)
+    return {"failed": "not run: nothing was imported"} if "failed" in done else cell()
+
+
 def release_rows(layout: str, rows: int, paths: dict[str, Any], rss_limit: float) -> list[tuple[str, ...]]:
     label = f"{layout} {_count(rows)}"
-    cells = {cell: spawn(cell, paths, rss_limit) for cell in ("import/tgbhub", "import/pytgb", "import+ns/pytgb",
-                                                               "load/tgbhub", "load/pytgb", "neg/tgbhub",
-                                                               "neg/pytgb")}
+    cells = {cell: spawn(cell, paths, rss_limit) for cell in ("import/tgbhub", "import/pytgb")}
+    for side in ("tgbhub", "pytgb"):
+        cells[f"load/{side}"] = _after(cells[f"import/{side}"], lambda: spawn(f"load/{side}", paths, rss_limit))
+    cells["neg/tgbhub"] = _after(cells["import/tgbhub"], lambda: spawn("neg/tgbhub", paths, rss_limit))
+    theirs = cells["import/pytgb"]
+    phases = {"process": theirs, "negatives": theirs, **theirs.get("phases", {})}
     _agree(f"{label} cached load", cells["load/tgbhub"], cells["load/pytgb"],
            lambda a, b: np.allclose(a, b, rtol=1e-9, atol=1e-3))
-    _agree(f"{label} negatives", cells["neg/tgbhub"], cells["neg/pytgb"], lambda a, b: a == b)
+    _agree(f"{label} negatives", cells["neg/tgbhub"], phases["negatives"], lambda a, b: a == b)
     size = f"(CSV {paths['csv_bytes'] / GIB:.2f} GiB, zip {paths['zip_bytes'] / GIB:.2f} GiB)"
     return [
         (f"{label} import {size}: tgbhub import vs py-tgb processing", _time(cells["import/tgbhub"]),
-         _time(cells["import/pytgb"]), _ratio(cells["import/tgbhub"], cells["import/pytgb"])),
+         _time(phases["process"]), _ratio(cells["import/tgbhub"], phases["process"])),
         (f"{label} import: tgbhub import vs py-tgb processing + load_val_ns + load_test_ns (the same work)",
-         _time(cells["import/tgbhub"]), _time(cells["import+ns/pytgb"]),
-         _ratio(cells["import/tgbhub"], cells["import+ns/pytgb"])),
+         _time(cells["import/tgbhub"]), _time(theirs), _ratio(cells["import/tgbhub"], theirs)),
         (f"{label} cached load + read every column", _time(cells["load/tgbhub"]), _time(cells["load/pytgb"]),
          _ratio(cells["load/tgbhub"], cells["load/pytgb"])),
         (f"{label} val + test negatives: load + read every value", _time(cells["neg/tgbhub"]),
-         _time(cells["neg/pytgb"]), _ratio(cells["neg/tgbhub"], cells["neg/pytgb"])),
+         _time(phases["negatives"]), _ratio(cells["neg/tgbhub"], phases["negatives"])),
     ]
 
 
@@ -435,7 +529,7 @@ def main(argv: list[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--sizes", default="1M,10M,67M", help="rows of the wiki-layout releases (default %(default)s)")
-    parser.add_argument("--coin-sizes", default="1M,10M", help="rows of the coin-layout releases (default "
+    parser.add_argument("--coin-sizes", default="1M", help="rows of the coin-layout releases (default "
                         "%(default)s; empty: none)")
     parser.add_argument("--q", type=int, default=20, help="negatives per val/test edge (default 20, as TGB's "
                         "large tgbl datasets)")

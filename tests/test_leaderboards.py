@@ -175,7 +175,8 @@ def _entry(model: str, seed: int | None, metrics: dict[str, float], sid: str, da
               "task": TASK, "task_type": "snapshot-link-prediction", "split": "test", "metrics": metrics}
     record = results.make_record(Graded("evaluate", result, model=model, run={"seed": seed}), manifest=manifest,
                                  now=FIXED)
-    meta = {"model": model, "seed": seed, "dataset": f"{NAME}@{manifest.version}", "submitted": f"2025-01-0{day}T00:00:00Z",
+    meta = {"model": model, "seed": seed, "dataset": f"{NAME}@{manifest.version}",
+            "submitted": f"2025-01-0{day}T00:00:00Z",
             "paper": None, "split": "test", "task": TASK}
     return Entry(sid, (NAME, TASK), meta, record=record)
 
@@ -232,6 +233,28 @@ def test_seed_baselines_puts_every_task_on_the_board(tmp_path: Path, capsys: pyt
             assert all(r["status"] == "ranked" and r["verified"] and not r["flagged"] and r["claimed"] == r["mean"]
                        for r in rows)
             assert [r["rank"] for r in rows] in ([1, 2], [1, 1])
+
+
+def test_seed_baselines_puts_the_chaosnet_reference_predictors_on_the_board(tmp_path: Path) -> None:
+    """The reference predictors of a ChaosNet instance (rollout task) are seeded the same way: one row each, ranked
+    by VPT (higher is better), every one re-graded."""
+    from tgbhub.baselines.registry import models_for
+    from tgbhub.leaderboards import seed_baselines
+
+    cache, root, name = tmp_path / "cache", tmp_path / "hub", "chaosnet/mini-k0.5-rho0.1-n8"
+    publish("chaosnet", "1.1.0", parse_target(f"git:{root}"), datasets=["mini-k0.5-rho0.1-n8"], cache_dir=cache)
+    done = seed_baselines(f"git:{root}", family="chaosnet", datasets=["mini-k0.5-rho0.1-n8"], cache_dir=cache,
+                          offline=True)
+    models = set(models_for("rollout-forecasting"))  # the task's type: persistence, linear, zero
+    assert {item.task for item in done} == {"rollout"} and len(done) >= 2
+    report = update(f"git:{root}", cache_dir=cache, offline=True)
+    assert len(report.graded) == len(done) and not report.rejected and not report.flagged
+    with start_local_hub(root) as served:
+        rows = tgbhub.leaderboard(name, "rollout", endpoint=served.url, cache_dir=tmp_path / "reader")
+    assert len(rows) == len(done) and all(r["status"] == "ranked" and r["metric"] == "vpt" for r in rows)
+    assert {r["model"] for r in rows} == models
+    means = [r["mean"] for r in rows]
+    assert means == sorted(means, reverse=True)
 
 
 def test_the_hubs_site_shows_the_graded_board(board: dict[str, Any], tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from itertools import chain, islice
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -255,7 +255,8 @@ def _opensky_rows(columns: list[pa.Array], member: str, numbering: BlockNumberin
                   ) -> dict[str, np.ndarray]:
     """py-tgb's ``csv_to_pd_data`` (tgbl-flight): ``day, src, dst, callsign, typecode`` by position.
 
-    - ``day``: py-tgb looks at the first value only (the block at ``first_row`` 0 holds it): all digits -> Unix timestamps, ``float(int(ts))`` (v2 release);
+    - ``day``: py-tgb looks at the first value only (the block at ``first_row`` 0 holds it): all digits -> Unix
+      timestamps, ``float(int(ts))`` (v2 release);
       otherwise ``datetime.strptime(ts, "%Y-%m-%d").timestamp()``, which reads the date in the machine's local time
       zone: not reproducible, so refused.
     - ``src``/``dst``: raw airport codes renumbered by first appearance; the weights are all 1 (not stored).
@@ -511,20 +512,21 @@ def _stacked_values(table: dict[Any, Any], member: str) -> tuple[np.ndarray, np.
     """
     size = len(table)
     width = np.empty(size, dtype=np.int64)
-    blocks: list[np.ndarray] = []
-    start, entries = 0, iter(list(table.values()))
-    table.clear()  # the values live on in the list's iterator only, each released as its block is stacked
-    while start < size:
-        block = [np.asarray(value) for value in islice(entries, NEGATIVE_BLOCK)]
+    blocks: list[tuple[int, np.ndarray]] = []
+    values = list(table.values())
+    table.clear()  # the values live on in the list only, each block of them dropped once stacked (from the end)
+    while values:
+        start = max(0, len(values) - NEGATIVE_BLOCK)
+        block = [np.asarray(value) for value in values[start:]]
+        del values[start:]
         width[start:start + len(block)] = [len(value) if value.ndim == 1 else -1 for value in block]
-        blocks.append(_stacked_block(block, width[start:start + len(block)], member))
-        start += len(block)
-    q = max((b.shape[1] for b in blocks), default=0)
+        blocks.append((start, _stacked_block(block, width[start:start + len(block)], member)))
+        del block
+    q = max((b.shape[1] for _, b in blocks), default=0)
     matrix = np.full((size, q), -1, dtype=np.int32)
-    start = 0
-    for block in blocks:
+    while blocks:
+        start, block = blocks.pop()
         matrix[start:start + len(block), :block.shape[1]] = block
-        start += len(block)
     return matrix, width
 
 
@@ -599,14 +601,17 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
         files[NODES_FILE], info["node_feat"] = parse_node_features(release, entry.files["node_feat"], nodes)
         info["measured"].update(node_feat_dim=NODE_FEAT_DIM,
                                 nodes_without_features=info["node_feat"]["nodes_without_features"])
+    edges_file = files[EDGES_FILE]
+    del parsed
+    edges.clear()  # its int64 endpoints (16 B an edge) are not needed again: the file's int32 copies key the negatives
     with stage(release.progress, f"converting the negatives of {entry.name}", len(SPLITS) - 1, "splits") as bar:
         for split in SPLITS[1:]:  # one split's pickle at a time, read from the zip as a stream (never its bytes)
             member = entry.files[f"{split}_ns"]
             with release.open(member) as stream:
                 table = load_pickle(stream, member)
             lo, hi = splits[split]
-            files[negatives_file(split)] = convert_negatives(table, edges["t"][lo:hi], edges["src"][lo:hi],
-                                                             edges["dst"][lo:hi], member)
+            files[negatives_file(split)] = convert_negatives(table, edges_file["t"][lo:hi], edges_file["src"][lo:hi],
+                                                             edges_file["dst"][lo:hi], member)
             del table  # else it lives on while the next split's pickle loads
             bar.set_postfix_str(split)
             bar.update(1)

@@ -533,7 +533,9 @@ def _stacked_values(table: dict[Any, Any], member: str) -> tuple[np.ndarray, np.
 def _stacked_block(block: list[np.ndarray], width: np.ndarray, member: str) -> np.ndarray:
     """One block of entries as ``int32 [len, q]``; ``width`` set to -1 where an entry is not integer node ids."""
     if np.any(width < 0):
-        raise GenerationError(f"{member}: an entry of the negatives dict is not a flat list of node ids")
+        shape = next(value.shape for value in block if value.ndim != 1)
+        raise GenerationError(f"{member}: an entry of the negatives dict holds an array of shape {shape}, not a flat "
+                              "list of node ids as TGB's pickles do; is it TGB's release of this dataset?")
     q = int(width.max()) if len(width) else 0
     if len(width) and int(width.min()) == q:
         values = np.stack(block) if q else np.empty((len(block), 0))
@@ -548,7 +550,8 @@ def _stacked_block(block: list[np.ndarray], width: np.ndarray, member: str) -> n
             width[row] = -1
         values = np.where(whole, values, -1)
     elif values.dtype.kind not in "iu":
-        raise GenerationError(f"{member}: the negatives hold {values.dtype} values, not node ids")
+        raise GenerationError(f"{member}: the negatives hold {values.dtype} values, not integer node ids as TGB's "
+                              "pickles do; is it TGB's release of this dataset?")
     return values.astype(np.int32)
 
 

@@ -36,10 +36,12 @@ MODEL_NAMES = ("dlinear", "lstm", "tcn", "graph_wavenet")
 CPU_MODELS = ("dlinear", "lstm")
 
 
-def ours(dataset, model: str, device: str, epochs: int, batches: int | None, seed: int) -> dict[str, float]:
-    """tgbhub's trainer: median train-epoch and val seconds over ``epochs``, and the rollout of every test IC."""
+def ours(dataset, model: str, device: str, epochs: int, batches: int | None, seed: int,
+         hparams: dict | None = None) -> dict[str, float]:
+    """tgbhub's trainer: median train-epoch and val seconds over ``epochs``, and the rollout of every test IC
+    (``hparams``: model sizes other than the published ones, for a dry run)."""
     config = TrainConfig(seed=seed, device=device, epochs=epochs, limit_batches=batches, patience=epochs + 1,
-                         progress=False)
+                         progress=False, hparams=hparams or {})
     trainer = make_trainer(dataset.task, model, config)
     report = trainer.fit(dataset, dataset.task)
     context = dataset.trajectories("test")
@@ -54,10 +56,10 @@ def ours(dataset, model: str, device: str, epochs: int, batches: int | None, see
 
 
 def upstream(dataset, model: str, device: str, epochs: int, batches: int | None, seed: int,
-             workers: int) -> dict[str, float]:
+             workers: int, hparams: dict | None = None) -> dict[str, float]:
     builder, defaults, lr = MODELS[model]
     torch.manual_seed(seed)
-    module = builder(dataset.num_nodes, **defaults)
+    module = builder(dataset.num_nodes, **{**defaults, **(hparams or {})})
     out = run_upstream(module, dataset.arrays("train"), dataset.arrays("val"), dataset.trajectories("test"),
                        epochs, lr, device, workers, batches, seed=seed)
     return {"train": statistics.median(out["train_epoch_s"]), "val": statistics.median(out["val_s"]),

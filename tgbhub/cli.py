@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from tgbhub import __version__, api
 from tgbhub.config import output_folder
-from tgbhub.errors import CacheWriteError, InvalidNameError, TgbhubError
+from tgbhub.errors import CacheWriteError, InvalidNameError, TgbhubError, TrainingPaused
 from tgbhub.manifest import Manifest, plain
 
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
@@ -369,11 +369,11 @@ def _hparams(pairs: list[str]) -> dict[str, Any]:
 def cmd_train(args: argparse.Namespace) -> int:
     from tgbhub.training import RESULT_KEYS, train
 
-    options = {k: getattr(args, k) for k in ("batch_size", "lr", "patience", "limit_batches")
+    options = {k: getattr(args, k) for k in ("batch_size", "lr", "patience", "limit_batches", "time_limit")
                if getattr(args, k) is not None}
     result = train(args.model, args.name, seed=args.seed, device=args.device, epochs=args.epochs, out=args.out,
                    task=args.task, split=args.split, cache_dir=args.cache_dir, hparams=_hparams(args.hparam),
-                   compile=args.compile, amp=args.amp, **options)
+                   compile=args.compile, amp=args.amp, resume=args.resume, **options)
     _write_records(args, [result])
     if args.json:
         print(json.dumps({k: result[k] for k in RESULT_KEYS}, indent=1))
@@ -880,6 +880,11 @@ def _add_grading_commands(commands: Any) -> None:
     trainer.add_argument("--split", help="split to predict and grade (default: the task's report split)")
     trainer.add_argument("--out", help="folder for model.pt, submission.parquet and result.json (default: "
                          "./train-MODEL-NAME-sSEED)")
+    trainer.add_argument("--resume", action="store_true", help="keep the fit's state in OUT/fit-state.pt after every "
+                         "epoch and go on from it when it exists (a run over several processes or GPU slots; "
+                         "ChaosNet models)")
+    trainer.add_argument("--time-limit", type=float, metavar="SECONDS", help="stop at the epoch boundary before an "
+                         "epoch that would end later than this (with --resume: run again to go on; exit 3)")
     trainer.add_argument("--json", action="store_true", help="print the run's JSON summary")
     trainer.set_defaults(run=cmd_train)
     counter = commands.add_parser("counterfactual", help="TLPCF counterfactual check on distorted test splits")
@@ -1073,6 +1078,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = args.run(args)
         sys.stdout.flush()  # a closed pipe shows up here, inside the handler, not at interpreter exit
         return code
+    except TrainingPaused as exc:  # not a failure: a scheduler tells "run again" (3) from "broken" (2)
+        print(f"tgbhub: paused: {exc}", file=sys.stderr)
+        return 3
     except TgbhubError as exc:
         print(f"tgbhub: error: {exc}", file=sys.stderr)
         return 2

@@ -97,6 +97,16 @@ class RecordError(TgbhubError, ValueError):
     and the fix."""
 
 
+class TrainingPaused(TgbhubError, RuntimeError):
+    """A resumable fit stopped at its time limit before its protocol ended; its state file holds every epoch run."""
+
+    def __init__(self, message: str, *, state_file: str, epochs_run: int, epochs: int) -> None:
+        self.state_file = state_file
+        self.epochs_run = epochs_run
+        self.epochs = epochs
+        super().__init__(message)
+
+
 class UnsupportedTaskError(TgbhubError, LookupError):
     """A manifest declares a task (or a baseline model) this tgbhub has no implementation for."""
 

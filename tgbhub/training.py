@@ -25,10 +25,12 @@ from typing import Any
 import numpy as np
 
 from tgbhub import config
-from tgbhub.errors import UnsupportedTaskError
+from tgbhub.errors import InvalidNameError, TrainingPaused, UnsupportedTaskError
 from tgbhub.evaluate.graded import Graded
 from tgbhub.manifest import Manifest
 
+#: the resumable fit's state, in the run's folder (:mod:`tgbhub.trainers.resume`)
+STATE_FILE = "fit-state.pt"
 RESULT_KEYS = ("dataset", "version", "model", "seed", "device", "epochs_run", "train_seconds", "metrics")
 
 
@@ -63,11 +65,16 @@ def task_for(manifest: Manifest, model: str, task: str | None = None) -> Mapping
 def train(model: str, name: str, *, version: str | None = None, seed: int = 42, device: str = "auto",
           epochs: int | None = None, out: str | os.PathLike[str] | None = None, task: str | None = None,
           split: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
-          hparams: Mapping[str, Any] | None = None, write: bool = True, **options: Any) -> Graded:
+          hparams: Mapping[str, Any] | None = None, write: bool = True, resume: bool = False,
+          **options: Any) -> Graded:
     """Train ``model`` on ``name``, grade its submission for ``split`` (the task's report split) and write the run.
 
     ``options`` are further :class:`~tgbhub.trainers.TrainConfig` fields (``batch_size``, ``lr``, ``patience``,
-    ``compile``, ``amp``, ``limit_batches``, ``progress``). Returns the :class:`~tgbhub.evaluate.graded.Graded` run
+    ``compile``, ``amp``, ``limit_batches``, ``progress``, ``time_limit``). With ``resume`` the fit keeps its whole
+    state in ``out/fit-state.pt`` after every epoch and, when that file exists, goes on from it: a run can span
+    several processes (a GPU slot of a few minutes each, or a killed one), and on CPU ends bit-identical to an
+    uninterrupted run. With ``time_limit`` (seconds) the fit stops at the epoch boundary before an epoch it could
+    not finish in time and :class:`~tgbhub.errors.TrainingPaused` is raised (run again with ``resume`` to go on). Returns the :class:`~tgbhub.evaluate.graded.Graded` run
     (``kind="train"``): the evaluator's result (dataset, version, digests, task, split, ``metrics``), the model, and
     the run's ``seed``, ``device``, ``epochs_run``, ``train_seconds``, best epoch, history, hyper-parameters, the
     files written and ``regrade``, the ``tgbhub evaluate`` command that grades those files the same way
@@ -78,19 +85,28 @@ def train(model: str, name: str, *, version: str | None = None, seed: int = 42, 
     Raises:
         MissingExtraError: without torch (``pip install 'tgbhub[train]'``).
         UnsupportedTaskError: if ``model`` trains for none of the dataset's tasks.
-        InvalidNameError: for a bad device, split or hyper-parameter.
-        DatasetNotFoundError, SourceUnavailableError, IntegrityError: as :func:`tgbhub.load_dataset`.
+        InvalidNameError: for a bad device, split or hyper-parameter, or ``resume`` without ``write``.
+        DatasetNotFoundError, SourceUnavailableError, IntegrityError: as :func:`tgbhub.load_dataset` (and
+            IntegrityError for a ``fit-state.pt`` another run wrote).
+        TrainingPaused: when ``time_limit`` stopped the fit before its protocol ended (its state is saved).
     """
     from tgbhub import api
     from tgbhub.tasks import choose_split
     from tgbhub.trainers import TrainConfig, make_trainer
 
-    config = TrainConfig(seed=seed, device=device, epochs=epochs, hparams=dict(hparams or {}), **options)
     dataset = api.load_dataset(name, version, cache_dir=cache_dir)
+    folder = Path(out) if out is not None else default_out(model, dataset.name, seed)
+    if resume:
+        if not write:
+            raise InvalidNameError("resume keeps the fit's state in the run's folder: it needs write=True")
+        options["state_file"] = str(folder / STATE_FILE)
+    config = TrainConfig(seed=seed, device=device, epochs=epochs, hparams=dict(hparams or {}), **options)
     chosen = task_for(dataset.manifest, model, task)
     trainer = make_trainer(chosen, model, config)
     trainer.hyperparameters()  # a bad --hparam is refused here, before any data is prepared or memory allocated
     report = trainer.fit(dataset, chosen)
+    if not report.finished:
+        raise _paused(model, dataset, config, report)
     graded_split = choose_split(dataset.manifest, chosen, split)
     submission = trainer.predict(dataset, chosen, graded_split)
     evaluator = api.get_evaluator(dataset, chosen.get("name"))
@@ -100,12 +116,22 @@ def train(model: str, name: str, *, version: str | None = None, seed: int = 42, 
                            "best_val": {report.val_metric: report.best_val},
                            "hyperparameters": trainer.hyperparameters(), "history": report.history}
     if write:
-        folder = Path(out) if out is not None else default_out(model, dataset.name, seed)
         run["files"] = _write_run(folder, trainer, config, dataset, chosen, report, submission, evaluator,
                                   graded_split)
         run["regrade"] = regrade_command(dataset, chosen, graded_split, run["files"], cache_dir)
         _write_result(Path(run["files"]["result"]), Graded("train", graded, model, run).to_json())
     return Graded("train", graded, model=model, run=run)
+
+
+def _paused(model: str, dataset: Any, config: Any, report: Any) -> TrainingPaused:
+    epochs = int(report.history[-1]["epoch"]) + 1 if report.history else 0
+    planned = config.epochs or "the protocol's"
+    slowest = max((h["seconds"] for h in report.history), default=0.0)
+    return TrainingPaused(
+        f"{model} on {dataset.name}@{dataset.version} paused after epoch {epochs} of {planned} (seed {config.seed}): "
+        f"the next epoch (about {slowest:.0f} s) would pass the time limit of {config.time_limit:g} s; its state is "
+        f"in {config.state_file}. Run the same command again with --resume (and a time limit that fits) to go on",
+        state_file=str(config.state_file), epochs_run=epochs, epochs=int(config.epochs or 0))
 
 
 def regrade_command(dataset: Any, task: Mapping[str, Any], split: str, files: Mapping[str, str],

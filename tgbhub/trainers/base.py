@@ -26,7 +26,11 @@ class TrainConfig:
     ``epochs``, ``batch_size`` and ``lr`` default (``None``) to the protocol the model's published numbers come
     from; ``hparams`` overrides the model's sizes by name (tests use tiny ones). ``compile`` and ``amp`` are off by
     default: neither is part of the published protocols. ``limit_batches`` caps the train batches per epoch (smoke
-    runs only; a run with it set is not comparable to a published number).
+    runs only; a run with it set is not comparable to a published number). ``state_file`` makes the fit resumable:
+    its whole state is written there after every epoch and a fit given an existing file goes on from it
+    (:mod:`tgbhub.trainers.resume`); ``time_limit`` (seconds) stops a fit at the epoch boundary before an epoch it
+    could not finish in time (the report then says ``finished=False``). Only trainers with ``resumable = True`` take
+    either.
     """
 
     seed: int = 42
@@ -40,6 +44,8 @@ class TrainConfig:
     hparams: Mapping[str, Any] = field(default_factory=dict)
     limit_batches: int | None = None
     progress: bool = True
+    state_file: str | None = None
+    time_limit: float | None = None
 
     def __post_init__(self) -> None:
         if self.device not in DEVICES and not str(self.device).startswith("cuda:"):
@@ -50,6 +56,8 @@ class TrainConfig:
                 raise InvalidNameError(f"{name} must be a positive integer, got {value!r}")
         if self.lr is not None and not float(self.lr) > 0:
             raise InvalidNameError(f"lr must be positive, got {self.lr!r}")
+        if self.time_limit is not None and not float(self.time_limit) >= 0:
+            raise InvalidNameError(f"time_limit must be a number of seconds >= 0, got {self.time_limit!r}")
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-able values (for checkpoints and reports)."""
@@ -93,6 +101,9 @@ class FitReport:
 
     ``best_val`` is that epoch's validation score, ``val_metric`` names it (``"mse"``, ``"f1"``, ``"mrr"``) and
     ``higher_is_better`` says which way it was selected (an error is minimised, a score maximised).
+    ``finished`` is False when a time limit paused the fit before its protocol ended (the weights are then the
+    last epoch's, not the best: resume it rather than predict); ``resumed_at`` is the epoch a resumed fit started
+    from, and ``train_seconds`` counts every call of a resumed run.
     """
 
     epochs_run: int = 0
@@ -103,6 +114,8 @@ class FitReport:
     train_seconds: float = 0.0
     device: str = "cpu"
     history: list[dict[str, float]] = field(default_factory=list)
+    finished: bool = True
+    resumed_at: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -161,7 +174,8 @@ def make_trainer(task: Mapping[str, Any], model: str, config: TrainConfig) -> Tr
     """A fresh trainer for ``(task["type"], model)``.
 
     Raises:
-        UnsupportedTaskError: if ``model`` does not train for the task's type (the message lists what does).
+        UnsupportedTaskError: if ``model`` does not train for the task's type (the message lists what does), or
+            ``config`` asks a trainer that cannot resume for a state file or a time limit.
     """
     factory = TRAINERS.get((str(task.get("type")), model))
     if factory is None:
@@ -170,4 +184,11 @@ def make_trainer(task: Mapping[str, Any], model: str, config: TrainConfig) -> Tr
         hint = f"; {model!r} trains for {', '.join(elsewhere)} tasks" if elsewhere else ""
         raise UnsupportedTaskError(f"no trainable model {model!r} for task type {task.get('type')!r} (task "
                                    f"{task.get('name')!r}); available: {', '.join(known) or 'none'}{hint}")
-    return factory(config)
+    trainer = factory(config)
+    if (config.state_file is not None or config.time_limit is not None) and not getattr(trainer, "resumable", False):
+        resumable = sorted(name for (kind, name), make in TRAINERS.items()
+                           if getattr(make(TrainConfig()), "resumable", False))
+        raise UnsupportedTaskError(f"{model!r} cannot pause and resume a fit (a state file or a time limit was asked "
+                                   f"for); models that can: {', '.join(resumable)}. Run it without --resume and "
+                                   "--time-limit")
+    return trainer

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,8 @@ from tgbhub.baselines.trajectory import RolloutSubmission
 from tgbhub.errors import InvalidNameError
 from tgbhub.progress import counter
 from tgbhub.trainers.base import FitReport, TrainConfig, checked_hparams, register_trainer
+from tgbhub.trainers.resume import (Deadline, global_rng_state, load_fit_state, load_schedule_state, run_identity,
+                                    save_fit_state, schedule_state, set_global_rng_state)
 from tgbhub.trainers.torchutil import EarlyStopping, isolated_rng, require_torch, resolve_device
 
 TASK_TYPE = "rollout-forecasting"
@@ -64,10 +67,28 @@ class DeviceWindows:
         return block[:, :self.context], block[:, self.context:]
 
 
+@dataclass
+class _Loop:
+    """What a fit's epochs share and its state file keeps."""
+
+    optimiser: Any
+    schedule: Any
+    stopper: EarlyStopping
+    generator: Any
+    report: FitReport
+    started: float  # perf_counter at the start of this call's fit
+    earlier_seconds: float = 0.0  # the training seconds of the calls a resumed fit continues
+
+    def seconds(self) -> float:
+        return self.earlier_seconds + time.perf_counter() - self.started
+
+
 class ChaosNetTrainer:
     """A ChaosNetBench forecaster and its training protocol. The constructor does no I/O."""
 
     task_type = TASK_TYPE
+    #: takes ``TrainConfig.state_file`` and ``time_limit`` (:mod:`tgbhub.trainers.resume`)
+    resumable = True
 
     def __init__(self, model_name: str, config: TrainConfig) -> None:
         self.model_name = model_name
@@ -111,8 +132,7 @@ class ChaosNetTrainer:
             self.module = self._build(dataset.num_nodes).to(self.device)
             train = self._windows(torch, dataset, task, "train")
             val = self._windows(torch, dataset, task, "val")
-            self._train_epochs(torch, train, val, settings, report)
-        report.train_seconds = time.perf_counter() - started
+            self._train_epochs(torch, train, val, settings, report, dataset, started)
         return report
 
     def _windows(self, torch: Any, dataset: Any, task: Mapping[str, Any], split: str) -> DeviceWindows:
@@ -121,7 +141,7 @@ class ChaosNetTrainer:
         return DeviceWindows(torch, windows.rows, windows.starts, context, horizon, self.device)
 
     def _train_epochs(self, torch: Any, train: DeviceWindows, val: DeviceWindows, settings: Mapping[str, Any],
-                      report: FitReport) -> None:
+                      report: FitReport, dataset: Any, started: float) -> None:
         module = self.module
         optimiser = torch.optim.Adam(module.parameters(), lr=settings["lr"], weight_decay=settings["weight_decay"])
         schedule = torch.optim.lr_scheduler.MultiStepLR(optimiser, milestones=settings["milestones"],
@@ -129,11 +149,15 @@ class ChaosNetTrainer:
         step = self._step_function(torch, optimiser, settings)
         stopper = EarlyStopping(settings["patience"])
         generator = torch.Generator(device=self.device).manual_seed(self.config.seed)
+        loop = _Loop(optimiser, schedule, stopper, generator, report, started)
+        identity = run_identity(self.model_name, settings, self.config.seed, dataset)
+        first = self._resume(loop, identity)
+        deadline = Deadline(self.config.time_limit, time.perf_counter, started)
         batch = settings["batch_size"]
         batches = len(train) // batch  # drop_last, as upstream
         if settings["limit_batches"]:
             batches = min(batches, settings["limit_batches"])
-        for epoch in range(settings["epochs"]):
+        for epoch in range(first, settings["epochs"]):
             tick = time.perf_counter()
             module.train()
             order = torch.randperm(len(train), generator=generator, device=self.device)
@@ -157,13 +181,55 @@ class ChaosNetTrainer:
                                    "seconds": done - tick, "train_seconds": trained - tick,
                                    "val_seconds": done - trained, "batches": batches})
             report.epochs_run = epoch + 1
-            if not math.isfinite(train_loss):
-                break  # diverged: keep the best finite epoch, as a patience stop would
-            if stopper.update(epoch, val_mse, module):
+            # diverged (keep the best finite epoch, as a patience stop would), patience ran out, or the protocol ended
+            ended = (not math.isfinite(train_loss) or stopper.update(epoch, val_mse, module)
+                     or epoch + 1 == settings["epochs"])
+            report.finished = ended or deadline.allows(max(h["seconds"] for h in report.history))
+            self._save_state(loop, identity, epoch + 1, ended)
+            if ended or not report.finished:
                 break
-        stopper.restore(module)
+        if report.finished:
+            stopper.restore(module)
         report.best_epoch, report.best_val = stopper.best_epoch, stopper.best
         report.val_metric, report.higher_is_better = "mse", False
+        report.train_seconds = loop.seconds()
+
+    def _save_state(self, loop: _Loop, identity: Mapping[str, Any], next_epoch: int, ended: bool) -> None:
+        """The fit's state after an epoch, for :meth:`_resume` (only with a ``state_file``)."""
+        if self.config.state_file is None:
+            return
+        stopper = loop.stopper
+        save_fit_state(self.config.state_file, {
+            "identity": identity, "next_epoch": next_epoch, "ended": ended,
+            "weights": {k: v.detach().cpu() for k, v in self.module.state_dict().items()},
+            "optimiser": loop.optimiser.state_dict(), "schedule": schedule_state(loop.schedule),
+            "generator": loop.generator.get_state(), "rng": global_rng_state(self.device),
+            "stopper": {"best": stopper.best, "best_epoch": stopper.best_epoch, "stale": stopper.stale,
+                        "best_state": stopper.best_state},
+            "history": loop.report.history, "train_seconds": loop.seconds()})
+
+    def _resume(self, loop: _Loop, identity: Mapping[str, Any]) -> int:
+        """Load the state file into the loop when there is one; returns the epoch to start from (the protocol's
+        end for a fit that had ended: then only the best weights are restored)."""
+        if self.config.state_file is None:
+            return 0
+        state = load_fit_state(self.config.state_file, identity)
+        if state is None:
+            return 0
+        self.module.load_state_dict(state["weights"])
+        loop.optimiser.load_state_dict(state["optimiser"])
+        load_schedule_state(loop.schedule, state["schedule"])
+        loop.generator.set_state(state["generator"])
+        set_global_rng_state(state["rng"], self.device)
+        saved = state["stopper"]
+        loop.stopper.best, loop.stopper.best_epoch = float(saved["best"]), int(saved["best_epoch"])
+        loop.stopper.stale, loop.stopper.best_state = int(saved["stale"]), saved["best_state"]
+        report = loop.report
+        report.history = list(state["history"])
+        report.epochs_run = int(state["next_epoch"])
+        report.resumed_at = int(state["next_epoch"])
+        loop.earlier_seconds = float(state["train_seconds"])
+        return self.hyperparameters()["epochs"] if state["ended"] else int(state["next_epoch"])
 
     def _step_function(self, torch: Any, optimiser: Any, settings: Mapping[str, Any]) -> Any:
         """One optimisation step ``(x, y) -> loss``; compiled and/or under autocast when asked for."""

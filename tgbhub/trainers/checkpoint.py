@@ -17,7 +17,7 @@ from typing import Any
 
 from tgbhub.errors import IntegrityError, InvalidNameError
 from tgbhub.trainers.base import FitReport, TrainConfig, Trainer, make_trainer
-from tgbhub.trainers.torchutil import require_torch
+from tgbhub.trainers.torchutil import require_torch, save_atomic
 
 FORMAT = "tgbhub-checkpoint/1"
 
@@ -39,18 +39,13 @@ def save_checkpoint(path: str | os.PathLike[str], trainer: Trainer, *, config: T
         OSError: if the file cannot be written.
     """
     torch = require_torch("saving a checkpoint")
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     payload = {"format": FORMAT, "model": trainer.model_name, "task": str(task.get("name")),
                "task_type": str(task.get("type")), "config": config.as_dict(),
                "hyperparameters": trainer.hyperparameters(), "seed": config.seed, "device": report.device,
                "dataset": {"name": dataset.name, "version": dataset.version, "digest": dataset.digest},
                "report": report.as_dict(), "versions": {"tgbhub": _installed_version(), "torch": str(torch.__version__)},
                "state": trainer.state()}
-    temp = target.with_name(f".{target.name}.tmp")
-    torch.save(payload, temp)
-    os.replace(temp, target)
-    return target
+    return save_atomic(payload, path)
 
 
 def _installed_version() -> str:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from tgbhub.errors import InvalidNameError, MissingExtraError
@@ -24,6 +26,23 @@ def require_torch(needed_for: str) -> Any:
     except ModuleNotFoundError as exc:
         raise MissingExtraError("torch", "train", needed_for) from exc
     return torch
+
+
+def save_atomic(payload: Any, path: str | os.PathLike[str]) -> Path:
+    """``torch.save`` of ``payload`` to a temp file beside ``path``, renamed into place: a run killed while writing
+    leaves the previous file, never half of one.
+
+    Raises:
+        MissingExtraError: without torch.
+        OSError: if the folder cannot be written.
+    """
+    torch = require_torch("saving a checkpoint")
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = target.with_name(f".{target.name}.tmp")
+    torch.save(payload, temp)
+    os.replace(temp, target)
+    return target
 
 
 def resolve_device(name: str) -> Any:

@@ -106,6 +106,10 @@ class Release:
         """``member`` as a stream, decompressed as it is read: a large CSV or pickle is never held as bytes."""
         return self._zip.open(self._names[member])
 
+    def size(self, member: str) -> int:
+        """``member``'s size once decompressed, in bytes (what a stage reading it counts to)."""
+        return self._zip.getinfo(self._names[member]).file_size
+
     def close(self) -> None:
         self._zip.close()
 

@@ -55,6 +55,7 @@ import pyarrow.parquet as pq
 
 from .release import (EVERY_COLUMN, BlockNumbering, ProgressFactory, Release, Stage, WholeRead, columns_at_least,
                       csv_blocks, integers, load_pickle, numbered, read_csv, silent)
+from .negpickle import ScannedNegatives, scan
 from ..manifests import parquet_record_set
 from ..ranking import negatives_file, ranking_submission, write_negatives
 from tgbhub.errors import GenerationError
@@ -435,20 +436,25 @@ def split_rows(t: np.ndarray, val: float, test: float) -> dict[str, tuple[int, i
     return {"train": (0, first_val), "val": (first_val, first_test), "test": (first_test, len(t))}
 
 
-def convert_negatives(table: dict[Any, Any], t: np.ndarray, src: np.ndarray, dst: np.ndarray,
+def convert_negatives(table: dict[Any, Any] | ScannedNegatives, t: np.ndarray, src: np.ndarray, dst: np.ndarray,
                       member: str) -> dict[str, np.ndarray]:
     """One query per edge: the negatives stored under its ``(src, dst, t)`` key, as ``int32 [n, q]`` + ``count``.
 
-    ``table`` is emptied on the way: its entries are taken out in blocks of :data:`NEGATIVE_BLOCK` and each block
-    dropped once stacked into the matrix, so TGB's dict shrinks as the matrix fills and the two are never both
-    whole. Edges find their entry by a sort of the keys (vectorised), not a dict lookup per edge; edges that share
-    a key (duplicate events) share its row.
+    ``table`` is TGB's pickle as :func:`~generators.tgb.negpickle.scan` read it (keys, values, width), or the
+    unpickled dict where the scan fell back; a dict is emptied on the way: its entries are taken out in blocks of
+    :data:`NEGATIVE_BLOCK` and each block dropped once stacked into the matrix, so TGB's dict shrinks as the matrix
+    fills and the two are never both whole. Edges find their entry by a sort of the keys (vectorised), not a dict
+    lookup per edge; edges that share a key (duplicate events) share its row.
 
     Raises:
         GenerationError: if an edge has no entry, or an entry holds something other than node ids.
     """
-    rows = _key_rows(_keys(table, member), src, dst, t, member)
-    by_key, width = _stacked_values(table, member)
+    if isinstance(table, dict):
+        rows = _key_rows(_keys(table, member), src, dst, t, member)
+        by_key, width = _stacked_values(table, member)
+    else:
+        rows = _key_rows(table.keys, src, dst, t, member)
+        by_key, width = table.values, table.width
     count = width[rows]
     bad = np.flatnonzero(count < 0)  # entries holding something else than node ids
     if len(bad):
@@ -610,8 +616,7 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
     with stage(release.progress, f"converting the negatives of {entry.name}", len(SPLITS) - 1, "splits") as bar:
         for split in SPLITS[1:]:  # one split's pickle at a time, read from the zip as a stream (never its bytes)
             member = entry.files[f"{split}_ns"]
-            with release.open(member) as stream:
-                table = load_pickle(stream, member)
+            table = read_negatives(release, member)
             lo, hi = splits[split]
             files[negatives_file(split)] = convert_negatives(table, edges_file["t"][lo:hi], edges_file["src"][lo:hi],
                                                              edges_file["dst"][lo:hi], member)
@@ -619,6 +624,23 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
             bar.set_postfix_str(split)
             bar.update(1)
     return files, info
+
+
+def read_negatives(release: Release, member: str) -> ScannedNegatives | dict[Any, Any]:
+    """TGB's negatives pickle ``member`` as arrays (:func:`~generators.tgb.negpickle.scan`, a progress stage in
+    bytes), or, where it is not the pattern py-tgb's ``pickle.dump`` writes, the dict :func:`load_pickle` unpickles
+    from a second read of the member: which one came back says which path was taken.
+
+    Raises:
+        GenerationError: as :func:`load_pickle`, for a pickle the scan leaves to it.
+    """
+    with stage(release.progress, f"scanning TGB's negatives pickle {member}", release.size(member), "B") as bar:
+        with release.open(member) as stream:
+            scanned = scan(stream, read=bar.update)
+    if scanned is not None:
+        return scanned
+    with release.open(member) as stream:
+        return load_pickle(stream, member)
 
 
 def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path,

@@ -1,0 +1,742 @@
+"""TGB's negatives pickles read as arrays, never as the dict they pickle (issue 24).
+
+py-tgb's ``save_pkl`` writes each split's negatives as ``pickle.dump({(src, dst, t): np.ndarray[q]}, protocol=5)``:
+one dict, keys tuples of numpy scalars (``numpy.core.multiarray.scalar(dtype, bytes)``, ``numpy._core`` with numpy
+2), values arrays (``numpy.core.numeric._frombuffer(bytearray, dtype, shape, "C")`` with protocol 5's in-band
+buffer; ``_reconstruct`` + a ``BUILD`` state with protocol 4 and for an array that is not contiguous), items in
+batches of 1,000 (``MARK ... SETITEMS``, ``SETITEM`` for a batch of one). Every class, dtype and order string is
+pickled once and memoised; each later entry refers to them with ``BINGET``. Unpickling builds 10M small Python
+objects at 67M rows (4-5 GB, half of an import's time); :func:`scan` instead reads the stream in blocks of
+:data:`BLOCK_BYTES` and turns each entry into one row of ``int64 [k, 3]`` keys and an ``int32 [k, q]`` matrix + each
+entry's length, exactly as :func:`generators.tgb.tgbl.convert_negatives` converts the dict (-1 after a shorter
+entry; a float entry's non-integral values -1 and its length -1; a non-integral float key ``(-1, -1, -1)`` when the
+first key holds a float).
+
+The entries that only refer to known objects are read by a compiled scan (:func:`_scan`); an entry that defines
+something (the first, one with a new dtype) is read by a small Python interpreter of the same opcodes
+(:func:`_entry`), which accepts only numpy's scalar, dtype and array reconstruction of plain little-endian integer
+and float dtypes. Anything else (another opcode or class, a list or object array, a big-endian dtype, protocol < 4,
+a value outside int32 or a key outside int64, a truncated stream) makes :func:`scan` return None, and the caller
+unpickles with :func:`~generators.tgb.release.load_pickle` instead, whose allow-list and errors stay the ones
+every pickle meets: the scan changes how fast and in how much memory, never what is read or refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import IO, Any, NamedTuple
+
+import numba
+import numpy as np
+
+from ..jit import announce_compile
+
+#: bytes of the decompressed pickle read at a time (an entry cut by a block's end is carried over to the next)
+BLOCK_BYTES = 32 << 20
+#: entries per output chunk; the chunks are joined into one matrix once the pickle is read
+CHUNK_ROWS = 1 << 18
+
+
+class ScannedNegatives(NamedTuple):
+    """A negatives dict as :func:`generators.tgb.tgbl.convert_negatives` converts it: ``keys`` ``int64 [k, 3]``
+    (src, dst, t in the dict's order), ``values`` ``int32 [k, q]`` (-1 after a shorter entry), ``width``
+    ``int64 [k]`` (each entry's length, -1 for an entry that is not integer node ids)."""
+
+    keys: np.ndarray
+    values: np.ndarray
+    width: np.ndarray
+
+
+# the opcodes of TGB's pattern (pickletools' names)
+_MARK, _STOP, _SETITEM, _SETITEMS, _TUPLE, _REDUCE, _BUILD = 0x28, 0x2E, 0x73, 0x75, 0x74, 0x52, 0x62
+_TUPLE1, _TUPLE2, _TUPLE3, _EMPTY_TUPLE, _NONE, _NEWTRUE, _NEWFALSE = 0x85, 0x86, 0x87, 0x29, 0x4E, 0x88, 0x89
+_BININT, _BININT1, _BININT2 = 0x4A, 0x4B, 0x4D
+_SHORT_BINBYTES, _BINBYTES, _BINBYTES8, _BYTEARRAY8 = 0x43, 0x42, 0x8E, 0x96
+_SHORT_BINUNICODE, _BINUNICODE = 0x8C, 0x58
+_MEMOIZE, _BINPUT, _LONG_BINPUT, _BINGET, _LONG_BINGET = 0x94, 0x71, 0x72, 0x68, 0x6A
+_PROTO, _FRAME, _EMPTY_DICT, _STACK_GLOBAL, _POP = 0x80, 0x95, 0x7D, 0x93, 0x30
+
+# what a memo index the compiled scan may meet refers to (dtypes: _DTYPE + their row in the dtype table)
+_SCALAR, _FROMBUFFER, _RECONSTRUCT, _NDARRAY, _ORDER_C, _BYTES_B, _DTYPE = 1, 2, 3, 4, 5, 6, 16
+# what the compiled scan says when it stops
+_DONE, _MORE, _SLOW, _FULL, _WIDER, _FOREIGN = 0, 1, 2, 3, 4, 5
+# the top level between entries: before a batch, inside MARK ... SETITEMS, after a lone entry (SETITEM next)
+_TOP, _BATCH, _LONE = 0, 1, 2
+# positions the compiled helpers return instead of the next one
+_NEED, _NOT = -1, -2
+#: dtype kinds of the dtype table: signed and unsigned integers, floats
+_INT, _UINT, _FLOAT = 0, 1, 2
+_DTYPES = {f"{kind}{size}": (code, size) for kind, code, sizes in (("i", _INT, (1, 2, 4, 8)), ("u", _UINT, (1, 2, 4, 8)),
+                                                                    ("f", _FLOAT, (4, 8))) for size in sizes}
+_GLOBALS = {("numpy.core.multiarray", "scalar"): _SCALAR, ("numpy._core.multiarray", "scalar"): _SCALAR,
+            ("numpy.core.numeric", "_frombuffer"): _FROMBUFFER, ("numpy._core.numeric", "_frombuffer"): _FROMBUFFER,
+            ("numpy.core.multiarray", "_reconstruct"): _RECONSTRUCT,
+            ("numpy._core.multiarray", "_reconstruct"): _RECONSTRUCT,
+            ("numpy", "ndarray"): _NDARRAY, ("numpy", "dtype"): _DTYPE}
+
+
+# --- the compiled scan ---------------------------------------------------------------------------------------------
+
+@numba.njit(cache=True, nogil=True)
+def _op(buf: np.ndarray, p: int, end: int) -> int:
+    """The position of the next opcode from ``p``, FRAMEs skipped (they only announce a length); _NEED at the end."""
+    while p < end and buf[p] == _FRAME:
+        p += 9
+    return p if p < end else _NEED
+
+
+@numba.njit(cache=True, nogil=True)
+def _unsigned(buf: np.ndarray, p: int, size: int) -> int:
+    value = 0
+    for i in range(size):
+        value |= np.int64(buf[p + i]) << (8 * i)
+    return value
+
+
+@numba.njit(cache=True, nogil=True)
+def _expect(buf: np.ndarray, p: int, end: int, opcode: int) -> int:
+    if p < 0:
+        return p
+    p = _op(buf, p, end)
+    if p < 0:
+        return p
+    return p + 1 if buf[p] == opcode else _NOT
+
+
+@numba.njit(cache=True, nogil=True)
+def _memo(buf: np.ndarray, p: int, end: int, state: np.ndarray) -> int:
+    """Past a MEMOIZE (or BINPUT of the next index) if there is one, counting the memo in ``state[0]``."""
+    if p < 0:
+        return p
+    at = _op(buf, p, end)
+    if at < 0:
+        return at
+    if buf[at] == _MEMOIZE:
+        state[0] += 1
+        return at + 1
+    if buf[at] == _BINPUT or buf[at] == _LONG_BINPUT:
+        size = 1 if buf[at] == _BINPUT else 4
+        if at + 1 + size > end:
+            return _NEED
+        if _unsigned(buf, at + 1, size) != state[0]:
+            return _NOT  # overwrites an entry: the Python reader decides
+        state[0] += 1
+        return at + 1 + size
+    return p
+
+
+@numba.njit(cache=True, nogil=True)
+def _get(buf: np.ndarray, p: int, end: int, refs: np.ndarray, state: np.ndarray) -> int:
+    """Past a BINGET / LONG_BINGET of a known memo entry, its code in ``state[1]``."""
+    if p < 0:
+        return p
+    p = _op(buf, p, end)
+    if p < 0:
+        return p
+    if buf[p] != _BINGET and buf[p] != _LONG_BINGET:
+        return _NOT
+    size = 1 if buf[p] == _BINGET else 4
+    if p + 1 + size > end:
+        return _NEED
+    index = _unsigned(buf, p + 1, size)
+    for i in range(refs.shape[0]):
+        if refs[i, 0] == index:
+            state[1] = refs[i, 1]
+            return p + 1 + size
+    return _NOT
+
+
+@numba.njit(cache=True, nogil=True)
+def _int(buf: np.ndarray, p: int, end: int, state: np.ndarray) -> int:
+    """Past a BININT1 / BININT2 / BININT, its value in ``state[1]``."""
+    if p < 0:
+        return p
+    p = _op(buf, p, end)
+    if p < 0:
+        return p
+    size = 1 if buf[p] == _BININT1 else 2 if buf[p] == _BININT2 else 4 if buf[p] == _BININT else 0
+    if size == 0:
+        return _NOT
+    if p + 1 + size > end:
+        return _NEED
+    value = _unsigned(buf, p + 1, size)
+    state[1] = value - (1 << 32) if size == 4 and value >= 1 << 31 else value
+    return p + 1 + size
+
+
+@numba.njit(cache=True, nogil=True)
+def _bytes(buf: np.ndarray, p: int, end: int, bytearray_too: bool, state: np.ndarray) -> int:
+    """Past a bytes (or BYTEARRAY8) opcode and its data; the data's offset in ``state[2]``, length in ``state[3]``."""
+    if p < 0:
+        return p
+    p = _op(buf, p, end)
+    if p < 0:
+        return p
+    code = buf[p]
+    size = 1 if code == _SHORT_BINBYTES else 4 if code == _BINBYTES else 8 if code == _BINBYTES8 else (
+        8 if code == _BYTEARRAY8 and bytearray_too else 0)
+    if size == 0:
+        return _NOT
+    if p + 1 + size > end:
+        return _NEED
+    length = _unsigned(buf, p + 1, size)
+    if length < 0 or p + 1 + size + length > end:
+        return _NEED if length >= 0 else _NOT
+    state[2], state[3] = p + 1 + size, length
+    return p + 1 + size + length
+
+
+@numba.njit(cache=True, nogil=True)
+def _key_part(buf: np.ndarray, at: int, kind: int, size: int, state: np.ndarray) -> bool:
+    """One key part as ``_keys`` reads it (``np.fromiter(..., int64)`` truncates a float) into ``state[1]``;
+    ``state[2]`` set to 1 where it was a float with a fraction. False where numpy would fail or overflow (the
+    dict path then says what it says)."""
+    if kind == _FLOAT:
+        value = buf[at:at + 8].view(np.float64)[0] if size == 8 else np.float64(buf[at:at + 4].view(np.float32)[0])
+        if not (-9.2e18 < value < 9.2e18):  # NaN, inf and beyond int64: left to the dict path
+            return False
+        whole = np.int64(value)
+        state[1] = whole
+        if np.float64(whole) != value:
+            state[2] = 1
+        return True
+    if kind == _UINT and size == 8 and buf[at + 7] >= 0x80:
+        return False
+    value = _unsigned(buf, at, size)
+    if kind == _INT and size < 8 and value >= 1 << (8 * size - 1):
+        value -= 1 << (8 * size)
+    state[1] = value
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _store(buf: np.ndarray, key_at: np.ndarray, key_dtype: np.ndarray, value_at: int, length: int, value_dtype: int,
+           dtypes: np.ndarray, float_rule: bool, keys: np.ndarray, values: np.ndarray, width: np.ndarray, row: int,
+           state: np.ndarray) -> bool:
+    """One entry into row ``row`` of the outputs; False where the dict path must decide (a value beyond int32, a
+    float key beyond int64)."""
+    state[2] = 0
+    for j in range(3):
+        if not _key_part(buf, key_at[j], dtypes[key_dtype[j], 0], dtypes[key_dtype[j], 1], state):
+            return False
+        keys[row, j] = state[1]
+    if float_rule and state[2] == 1:
+        keys[row, 0] = keys[row, 1] = keys[row, 2] = -1
+    kind, size = dtypes[value_dtype, 0], dtypes[value_dtype, 1]
+    count = length
+    if kind == _INT and (size == 8 or size == 4):  # TGB's int64 (and int32): read as such, not byte by byte
+        if size == 8:
+            ids = buf[value_at:value_at + 8 * length].view(np.int64)
+            for i in range(length):
+                if not (-2147483648 <= ids[i] <= 2147483647):
+                    return False
+                values[row, i] = ids[i]
+        else:
+            values[row, :length] = buf[value_at:value_at + 4 * length].view(np.int32)
+        values[row, length:] = -1
+        width[row] = count
+        return True
+    for i in range(length):
+        at = value_at + i * size
+        if kind == _FLOAT:
+            value = buf[at:at + 8].view(np.float64)[0] if size == 8 else np.float64(buf[at:at + 4].view(np.float32)[0])
+            if value != np.floor(value):  # a fraction, or NaN: -1 and the entry is no node ids
+                values[row, i] = -1
+                count = -1
+                continue
+            if not (-2147483648.0 <= value <= 2147483647.0):
+                return False
+            values[row, i] = np.int32(value)
+        else:
+            if kind == _UINT and size == 8 and buf[at + 7] >= 0x80:
+                return False
+            whole = _unsigned(buf, at, size)
+            if kind == _INT and size < 8 and whole >= 1 << (8 * size - 1):
+                whole -= 1 << (8 * size)
+            if not (-2147483648 <= whole <= 2147483647):
+                return False
+            values[row, i] = whole
+    values[row, length:] = -1
+    width[row] = count
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _entry_fast(buf: np.ndarray, p: int, end: int, refs: np.ndarray, dtypes: np.ndarray, state: np.ndarray,
+                key_at: np.ndarray, key_dtype: np.ndarray) -> int:
+    """Past one entry that refers to known objects only; the value's offset, length and dtype in ``state[4:7]``,
+    the memo count in ``state[0]`` (the caller restores it if this fails)."""
+    for j in range(3):
+        p = _get(buf, p, end, refs, state)
+        if p < 0 or state[1] != _SCALAR:
+            return p if p < 0 else _NOT
+        p = _get(buf, p, end, refs, state)
+        if p < 0 or state[1] < _DTYPE:
+            return p if p < 0 else _NOT
+        key_dtype[j] = state[1] - _DTYPE
+        p = _bytes(buf, p, end, False, state)
+        if p < 0 or state[3] != dtypes[key_dtype[j], 1] or state[3] < 2:  # 1-byte bytes are shared objects
+            return p if p < 0 else _NOT
+        key_at[j] = state[2]
+        p = _memo(buf, _expect(buf, _memo(buf, _expect(buf, _memo(buf, p, end, state), end, _TUPLE2), end, state),
+                                end, _REDUCE), end, state)
+    p = _memo(buf, _expect(buf, p, end, _TUPLE3), end, state)
+    p = _get(buf, p, end, refs, state)
+    if p < 0:
+        return p
+    if state[1] == _FROMBUFFER:
+        p = _bytes(buf, _expect(buf, p, end, _MARK), end, True, state)
+        if p < 0:
+            return p
+        state[4], state[5] = state[2], state[3]
+        p = _get(buf, _memo(buf, p, end, state), end, refs, state)
+        if p < 0 or state[1] < _DTYPE:
+            return p if p < 0 else _NOT
+        state[6] = state[1] - _DTYPE
+        p = _int(buf, p, end, state)
+        if p < 0:
+            return p
+        length = state[1]
+        p = _get(buf, _memo(buf, _expect(buf, p, end, _TUPLE1), end, state), end, refs, state)
+        if p < 0 or state[1] != _ORDER_C:
+            return p if p < 0 else _NOT
+        p = _memo(buf, _expect(buf, _memo(buf, _expect(buf, p, end, _TUPLE), end, state), end, _REDUCE), end, state)
+    elif state[1] == _RECONSTRUCT:
+        p = _get(buf, p, end, refs, state)
+        if p < 0 or state[1] != _NDARRAY:
+            return p if p < 0 else _NOT
+        p = _int(buf, p, end, state)
+        if p < 0 or state[1] != 0:
+            return p if p < 0 else _NOT
+        p = _get(buf, _memo(buf, _expect(buf, p, end, _TUPLE1), end, state), end, refs, state)
+        if p < 0 or state[1] != _BYTES_B:
+            return p if p < 0 else _NOT
+        p = _memo(buf, _expect(buf, _memo(buf, _expect(buf, p, end, _TUPLE3), end, state), end, _REDUCE), end, state)
+        p = _int(buf, _expect(buf, p, end, _MARK), end, state)
+        if p < 0 or state[1] != 1:
+            return p if p < 0 else _NOT
+        p = _int(buf, p, end, state)
+        if p < 0:
+            return p
+        length = state[1]
+        p = _get(buf, _memo(buf, _expect(buf, p, end, _TUPLE1), end, state), end, refs, state)
+        if p < 0 or state[1] < _DTYPE:
+            return p if p < 0 else _NOT
+        state[6] = state[1] - _DTYPE
+        p = _bytes(buf, _expect(buf, p, end, _NEWFALSE), end, False, state)
+        if p < 0 or state[3] < 2:  # b"" and 1-byte bytes are shared objects, memoised once: the Python reader
+            return p if p < 0 else _NOT
+        state[4], state[5] = state[2], state[3]
+        p = _expect(buf, _memo(buf, _expect(buf, _memo(buf, p, end, state), end, _TUPLE), end, state), end, _BUILD)
+    else:
+        return _NOT
+    if p < 0:
+        return p
+    if length < 0 or state[5] != length * dtypes[state[6], 1]:
+        return _NOT
+    state[5] = length
+    return p
+
+
+@numba.njit(cache=True, nogil=True)
+def _scan(buf: np.ndarray, p: int, level: int, memo: int, refs: np.ndarray, dtypes: np.ndarray, float_rule: bool,
+          keys: np.ndarray, values: np.ndarray, width: np.ndarray, row: int) -> tuple[int, int, int, int, int, int]:
+    """Entries from ``p`` into the outputs from ``row`` until something needs the caller: returns ``(status,
+    position, level, memo count, next row, width needed)``; the position is where to go on (an entry's start for
+    every status but _DONE)."""
+    end = buf.shape[0]
+    state = np.zeros(8, dtype=np.int64)
+    key_at = np.zeros(3, dtype=np.int64)
+    key_dtype = np.zeros(3, dtype=np.int64)
+    while True:
+        at = _op(buf, p, end)
+        if at < 0:
+            return _MORE, p, level, memo, row, 0
+        code = buf[at]
+        if level == _TOP and code == _MARK:
+            p, level = at + 1, _BATCH
+            continue
+        if level == _TOP and code == _STOP:
+            return _DONE, at + 1, level, memo, row, 0
+        if level == _BATCH and code == _SETITEMS or level == _LONE and code == _SETITEM:
+            p, level = at + 1, _TOP
+            continue
+        if level == _LONE:
+            return _FOREIGN, at, level, memo, row, 0
+        if row == keys.shape[0]:
+            return _FULL, at, level, memo, row, 0
+        state[0] = memo
+        after = _entry_fast(buf, at, end, refs, dtypes, state, key_at, key_dtype)
+        if after == _NEED:
+            return _MORE, at, level, memo, row, 0
+        if after < 0:
+            return _SLOW, at, level, memo, row, 0
+        if state[5] > values.shape[1]:
+            return _WIDER, at, level, memo, row, state[5]
+        memo = state[0]
+        if not _store(buf, key_at, key_dtype, state[4], state[5], state[6], dtypes, float_rule, keys, values, width,
+                      row, state):
+            return _FOREIGN, at, level, memo, row, 0
+        row += 1
+        p = after
+        if level == _TOP:
+            level = _LONE
+
+
+# --- the Python reader of an entry that defines something ----------------------------------------------------------
+
+class _Foreign(Exception):
+    """Not TGB's pattern: the caller unpickles instead."""
+
+
+class _Global:
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+class _Dtype:
+    """A dtype as numpy pickles it: ``dtype(code, False, True)``, then its state set by BUILD."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.built = name, False
+
+
+class _Scalar:
+    """``scalar(dtype, data)``: one part of a key."""
+
+    def __init__(self, dtype: _Dtype, data: bytes) -> None:
+        self.dtype, self.data = dtype, data
+
+
+class _Array:
+    """A 1-d array: its dtype, its bytes and its length."""
+
+    def __init__(self, dtype: _Dtype, data: bytes, length: int) -> None:
+        self.dtype, self.data, self.length = dtype, data, length
+
+
+class _Pending:
+    """``_reconstruct(ndarray, (0,), b"b")`` before the BUILD that gives it its data."""
+
+
+class _Short(Exception):
+    """The bytes read so far end inside the entry."""
+
+
+def _entry(raw: bytes, p: int, memo: int, known: dict[int, Any]
+           ) -> tuple[int, int, tuple[_Scalar, ...] | None, _Array | None] | None:
+    """One entry read opcode by opcode from ``p``: ``(position after it, memo count, key, value)``, or None where
+    ``raw`` ends first; key and value None for an object built, memoised and popped (``scripts/_tgb_scale.py``'s
+    encoder defines numpy's classes and dtype that way before the first entry). ``known`` holds the memo entries a later entry may refer to (classes, dtypes, strings, the
+    0- and 1-byte bytes CPython shares), updated in place.
+
+    Raises:
+        _Foreign: for anything but numpy's scalar, dtype and 1-d array reconstruction of the dtypes in _DTYPES.
+    """
+    stack: list[Any] = []
+    marks: list[int] = []
+    end = len(raw)
+
+    def take(n: int) -> bytes:
+        nonlocal p
+        if p + n > end:
+            raise _Short
+        data = raw[p:p + n]
+        p += n
+        return data
+
+    def pop_mark() -> list[Any]:
+        start = marks.pop()
+        items = stack[start:]
+        del stack[start:]
+        return items
+
+    try:
+        while True:
+            if len(stack) == 2 and not marks and isinstance(stack[1], _Array) and _is_key(stack[0]):
+                while p < end and raw[p] in (_MEMOIZE, _BINPUT, _LONG_BINPUT):  # the value's own memo entry
+                    code = take(1)[0]
+                    if code != _MEMOIZE and int.from_bytes(take(1 if code == _BINPUT else 4), "little") != memo:
+                        raise _Foreign
+                    memo += 1
+                if p >= end:
+                    raise _Short  # a memo op may still follow
+                return p, memo, stack[0], stack[1]
+            code = take(1)[0]
+            if code == _FRAME:
+                take(8)
+            elif code in (_SHORT_BINUNICODE, _BINUNICODE):
+                size = take(1)[0] if code == _SHORT_BINUNICODE else int.from_bytes(take(4), "little")
+                stack.append(take(size).decode("utf-8", "surrogatepass"))
+            elif code in (_SHORT_BINBYTES, _BINBYTES, _BINBYTES8, _BYTEARRAY8):
+                size = {_SHORT_BINBYTES: 1, _BINBYTES: 4}.get(code, 8)
+                stack.append(bytes(take(int.from_bytes(take(size), "little"))))
+            elif code in (_BININT1, _BININT2, _BININT):
+                size = {_BININT1: 1, _BININT2: 2}.get(code, 4)
+                stack.append(int.from_bytes(take(size), "little", signed=size == 4))
+            elif code in (_NONE, _NEWTRUE, _NEWFALSE):
+                stack.append({_NONE: None, _NEWTRUE: True, _NEWFALSE: False}[code])
+            elif code == _MARK:
+                marks.append(len(stack))
+            elif code == _TUPLE:
+                stack.append(tuple(pop_mark()))
+            elif code in (_TUPLE1, _TUPLE2, _TUPLE3, _EMPTY_TUPLE):
+                size = {_TUPLE1: 1, _TUPLE2: 2, _TUPLE3: 3}.get(code, 0)
+                if len(stack) - (marks[-1] if marks else 0) < size:
+                    raise _Foreign
+                items = tuple(stack[len(stack) - size:])
+                del stack[len(stack) - size:]
+                stack.append(items)
+            elif code == _STACK_GLOBAL:
+                name, module = stack.pop(), stack.pop()
+                if not isinstance(name, str) or not isinstance(module, str) or (module, name) not in _GLOBALS:
+                    raise _Foreign
+                stack.append(_Global(_GLOBALS[(module, name)]))
+            elif code == _REDUCE:
+                args = stack.pop()
+                stack.append(_reduced(stack.pop(), args))
+            elif code == _BUILD:
+                state = stack.pop()
+                stack[-1] = _build(stack[-1], state)
+            elif code in (_MEMOIZE, _BINPUT, _LONG_BINPUT):
+                if code != _MEMOIZE and int.from_bytes(take(1 if code == _BINPUT else 4), "little") != memo:
+                    raise _Foreign
+                top = stack[-1]
+                if isinstance(top, (str, _Global, _Dtype)) or isinstance(top, bytes) and len(top) < 2:
+                    known[memo] = top
+                memo += 1
+            elif code == _POP:
+                stack.pop()
+                if not stack and not marks:  # an object built only to be memoised (a writer's prelude): no entry
+                    return p, memo, None, None
+            elif code in (_BINGET, _LONG_BINGET):
+                index = int.from_bytes(take(1 if code == _BINGET else 4), "little")
+                if index not in known:
+                    raise _Foreign
+                stack.append(known[index])
+            else:
+                raise _Foreign
+    except _Short:
+        return None
+    except (IndexError, ValueError, TypeError) as exc:  # a stack that does not hold what the opcode takes
+        raise _Foreign from exc
+
+
+def _is_key(item: Any) -> bool:
+    return type(item) is tuple and len(item) == 3 and all(isinstance(part, _Scalar) for part in item)
+
+
+def _reduced(callable_: Any, args: Any) -> Any:
+    if not isinstance(callable_, _Global) or type(args) is not tuple:
+        raise _Foreign
+    if callable_.code == _DTYPE and len(args) == 3 and isinstance(args[0], str) and args[0] in _DTYPES and (
+            args[1] is False and args[2] is True):
+        return _Dtype(args[0])
+    if callable_.code == _SCALAR and len(args) == 2 and _built(args[0]) and isinstance(args[1], bytes) and len(
+            args[1]) == _DTYPES[args[0].name][1]:
+        return _Scalar(args[0], args[1])
+    if callable_.code == _FROMBUFFER and len(args) == 4 and isinstance(args[0], bytes) and _built(args[1]) and (
+            args[3] == "C"):
+        return _array(args[1], args[2], args[0])
+    if callable_.code == _RECONSTRUCT and len(args) == 3 and isinstance(args[0], _Global) and (
+            args[0].code == _NDARRAY and args[1] == (0,) and args[2] == b"b"):
+        return _Pending()
+    raise _Foreign
+
+
+def _built(item: Any) -> bool:
+    return isinstance(item, _Dtype) and item.built
+
+
+def _array(dtype: _Dtype, shape: Any, data: bytes) -> _Array:
+    if not (type(shape) is tuple and len(shape) == 1 and type(shape[0]) is int and shape[0] >= 0
+            and len(data) == shape[0] * _DTYPES[dtype.name][1]):
+        raise _Foreign
+    return _Array(dtype, data, shape[0])
+
+
+def _build(item: Any, state: Any) -> Any:
+    """``item`` with its BUILD state: a dtype's (only the plain little-endian one), a reconstructed array's data."""
+    plain = (3, "|" if isinstance(item, _Dtype) and _DTYPES[item.name][1] == 1 else "<", None, None, None, -1, -1, 0)
+    if isinstance(item, _Dtype) and not item.built and type(state) is tuple and len(state) == 8 and all(
+            a is b if b is None else type(a) is type(b) and a == b for a, b in zip(state, plain)):
+        item.built = True  # in place: the memo holds the same object
+        return item
+    if isinstance(item, _Pending) and type(state) is tuple and len(state) == 5 and state[0] == 1 and _built(
+            state[2]) and state[3] is False and isinstance(state[4], bytes):
+        return _array(state[2], state[1], state[4])
+    raise _Foreign
+
+
+# --- the reader ------------------------------------------------------------------------------------------------------
+
+def scan(stream: IO[bytes], block_bytes: int = BLOCK_BYTES, read: Callable[[int], object] | None = None
+         ) -> ScannedNegatives | None:
+    """A TGB negatives pickle read from ``stream`` (:meth:`Release.open <generators.tgb.release.Release>`'s,
+    decompressed as read) ``block_bytes`` at a time, as :class:`ScannedNegatives`; None where it is not the
+    pattern py-tgb's ``pickle.dump`` writes (the caller unpickles it instead). ``read(n)`` is told each block's
+    size (a progress bar in bytes).
+
+    Raises:
+        nothing of its own: a stream that fails to read also returns None (unpickling it says why).
+    """
+    try:
+        return _Scan(stream, block_bytes, read).run()
+    except _Foreign:
+        return None
+
+
+class _Scan:
+    """The state of one :func:`scan`: the bytes not yet read, the memo, and the chunks of rows read so far."""
+
+    def __init__(self, stream: IO[bytes], block_bytes: int, read: Callable[[int], object] | None) -> None:
+        self.stream, self.block_bytes, self.read = stream, max(1, block_bytes), read
+        self.raw, self.p, self.eof = b"", 0, False
+        self.known: dict[int, Any] = {}
+        self.dtypes: list[tuple[int, int]] = []
+        self.refs = np.zeros((0, 2), dtype=np.int64)
+        self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.rows = 0  # rows in the finished chunks
+        self.float_rule = False
+
+    def more(self) -> None:
+        if self.eof:
+            raise _Foreign  # truncated: unpickling says so
+        try:
+            block = self.stream.read(self.block_bytes)
+        except Exception as exc:  # a stream that fails to read: unpickling meets it again and reports it as always
+            raise _Foreign from exc
+        if self.read is not None:
+            self.read(len(block))
+        self.eof = not block
+        self.raw, self.p = self.raw[self.p:] + block, 0
+
+    def header(self) -> int:
+        """Past PROTO, the EMPTY_DICT and its memo entry; returns the memo count."""
+        while len(self.raw) < 32 and not self.eof:
+            self.more()
+        raw = self.raw
+        if len(raw) < 4 or raw[0] != _PROTO or raw[1] not in (4, 5):
+            raise _Foreign
+        p = 2
+        while p < len(raw) and raw[p] == _FRAME:
+            p += 9
+        if p >= len(raw) or raw[p] != _EMPTY_DICT:
+            raise _Foreign
+        p += 1
+        memo = 0
+        if p < len(raw) and raw[p] == _MEMOIZE:
+            p, memo = p + 1, 1
+        self.p = p
+        return memo
+
+    def run(self) -> ScannedNegatives:
+        memo = self.header()
+        level = _TOP
+        keys, values, width = self.chunk(0)
+        row = 0
+        while True:
+            arguments = (np.frombuffer(self.raw, dtype=np.uint8), self.p, level, memo, self.refs, self.table(),
+                         self.float_rule, keys, values, width, row)
+            announce_compile(_scan, arguments, "the reader of TGB's negatives pickles", "10 s")
+            status, self.p, level, memo, row, wider = _scan(*arguments)
+            if status == _DONE:
+                break
+            if status == _MORE:
+                self.more()
+            elif status == _FULL:
+                self.chunks.append((keys, values, width))
+                self.rows += row
+                keys, values, width = self.chunk(values.shape[1])
+                row = 0
+            elif status == _WIDER:
+                values = self.widened(values, wider)
+            elif status == _SLOW:
+                read = _entry(self.raw, self.p, memo, self.known)
+                if read is None:
+                    self.more()
+                    continue
+                after, memo_after, key, value = read
+                if key is None or value is None:
+                    self.p, memo = after, memo_after
+                    self.learn()
+                    continue
+                if row == len(keys):
+                    self.chunks.append((keys, values, width))
+                    self.rows += row
+                    keys, values, width = self.chunk(values.shape[1])
+                    row = 0
+                if value.length > values.shape[1]:
+                    values = self.widened(values, value.length)
+                if self.rows + row == 0:  # _keys' rule: fractions become (-1, -1, -1) if the first key has a float
+                    self.float_rule = any(_DTYPES[part.dtype.name][0] == _FLOAT for part in key)
+                self.learn()
+                self.store(key, value, keys, values, width, row)
+                row += 1
+                self.p, memo = after, memo_after
+                if level == _TOP:
+                    level = _LONE
+            else:
+                raise _Foreign
+        self.chunks.append((keys[:row], values[:row], width[:row]))
+        return self.joined()
+
+    def chunk(self, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return (np.empty((CHUNK_ROWS, 3), dtype=np.int64), np.empty((CHUNK_ROWS, q), dtype=np.int32),
+                np.empty(CHUNK_ROWS, dtype=np.int64))
+
+    @staticmethod
+    def widened(values: np.ndarray, q: int) -> np.ndarray:
+        wider = np.full((len(values), q), -1, dtype=np.int32)
+        wider[:, :values.shape[1]] = values
+        return wider
+
+    def table(self) -> np.ndarray:
+        return np.array(self.dtypes, dtype=np.int64).reshape(-1, 2)
+
+    def dtype_row(self, dtype: _Dtype) -> int:
+        described = _DTYPES[dtype.name]
+        if described not in self.dtypes:
+            self.dtypes.append(described)
+        return self.dtypes.index(described)
+
+    def learn(self) -> None:
+        """The memo entries the compiled scan may meet, with their codes (dtypes by their row in the table)."""
+        refs = []
+        for index, item in self.known.items():
+            if isinstance(item, _Global) and item.code != _DTYPE:
+                refs.append((index, item.code))
+            elif isinstance(item, _Dtype) and item.built:
+                refs.append((index, _DTYPE + self.dtype_row(item)))
+            elif item == "C" or item == b"b":
+                refs.append((index, _ORDER_C if item == "C" else _BYTES_B))
+        self.refs = np.array(refs, dtype=np.int64).reshape(-1, 2)
+
+    def store(self, key: tuple[_Scalar, ...], value: _Array, keys: np.ndarray, values: np.ndarray,
+              width: np.ndarray, row: int) -> None:
+        raw = b"".join(part.data for part in key) + value.data
+        at = np.cumsum([0] + [len(part.data) for part in key])
+        if not _store(np.frombuffer(raw, dtype=np.uint8), at[:3].astype(np.int64),
+                      np.array([self.dtype_row(part.dtype) for part in key], dtype=np.int64), int(at[3]),
+                      value.length, self.dtype_row(value.dtype), self.table(), self.float_rule, keys, values, width,
+                      row, np.zeros(8, dtype=np.int64)):
+            raise _Foreign
+
+    def joined(self) -> ScannedNegatives:
+        """The chunks as one matrix as wide as the widest entry, each chunk dropped once copied (the outputs'
+        pages are touched as they fill, so the chunks and the outputs are never both whole)."""
+        size = sum(len(keys) for keys, _, _ in self.chunks)
+        q = max(values.shape[1] for _, values, _ in self.chunks)
+        keys, matrix, width = np.empty((size, 3), dtype=np.int64), np.empty((size, q), dtype=np.int32), np.empty(
+            size, dtype=np.int64)
+        start = 0
+        self.chunks.reverse()
+        while self.chunks:
+            chunk = self.chunks.pop()
+            stop = start + len(chunk[0])
+            keys[start:stop], width[start:stop] = chunk[0], chunk[2]
+            matrix[start:stop, :chunk[1].shape[1]] = chunk[1]
+            matrix[start:stop, chunk[1].shape[1]:] = -1
+            start = stop
+            del chunk
+        return ScannedNegatives(keys, matrix, width)

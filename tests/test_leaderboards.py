@@ -257,6 +257,37 @@ def test_seed_baselines_puts_the_chaosnet_reference_predictors_on_the_board(tmp_
     assert means == sorted(means, reverse=True)
 
 
+def test_trained_runs_join_the_board_one_row_for_their_seeds(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`tgbhub train --record` runs, submitted with `seed-baselines --runs`, are re-graded like any submission and
+    their seeds aggregate into one row; a run folder without its record is refused, saying how to write one."""
+    pytest.importorskip("torch")
+    cache, root, name = tmp_path / "cache", tmp_path / "hub", "chaosnet/mini-k0.5-rho0.1-n8"
+    publish("chaosnet", "1.1.0", parse_target(f"git:{root}"), datasets=["mini-k0.5-rho0.1-n8"], cache_dir=cache)
+    runs = []
+    for seed in (42, 43):
+        out = tmp_path / f"dlinear-s{seed}"
+        assert main(["--cache-dir", str(cache), "--offline", "--quiet", "train", "dlinear", name, "--seed",
+                     str(seed), "--device", "cpu", "--epochs", "1", "--limit-batches", "3", "--out", str(out),
+                     "--record", str(out / "record.json")]) == 0
+        runs.append(str(out))
+    capsys.readouterr()
+    args = ["--cache-dir", str(cache), "--offline", "--quiet", "leaderboard", "seed-baselines", "--to", f"git:{root}"]
+    assert main([*args, "--runs", *runs, "--json"]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert [item["status"] for item in done] == ["submitted", "submitted"]
+    report = update(f"git:{root}", cache_dir=cache, offline=True)
+    assert len(report.graded) == 2 and not report.rejected and not report.flagged
+    with start_local_hub(root) as served:
+        rows = tgbhub.leaderboard(name, "rollout", endpoint=served.url, cache_dir=tmp_path / "reader")
+    assert len(rows) == 1 and rows[0]["model"] == "dlinear" and json.loads(rows[0]["seeds"]) == [42, 43], rows
+    assert rows[0]["verified"] and rows[0]["status"] == "ranked"
+    empty = tmp_path / "no-record"
+    empty.mkdir()
+    assert main([*args, "--runs", str(empty)]) == 2
+    assert "has no record.json" in capsys.readouterr().err
+
+
 def test_the_hubs_site_shows_the_graded_board(board: dict[str, Any], tmp_path: Path) -> None:
     """The results repo that ``update`` committed is what the served site renders: its leaderboard page ranks the
     valid run with the re-graded value, flags the forged claim and shows the rejection, and each ranked row's record

@@ -593,7 +593,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
     action = args.name if args.name in _LEADERBOARD_ACTIONS else "show"
     for option, value, owner in (("--hub", args.hub, "update"), ("--scheduler", args.scheduler, "update"),
-                                 ("--to", args.to, "seed-baselines")):
+                                 ("--to", args.to, "seed-baselines"), ("--runs", args.runs, "seed-baselines")):
         if value is not None and action != owner:
             raise InvalidNameError(f"{option} belongs to `tgbhub leaderboard {owner}`, not to `tgbhub leaderboard "
                                    f"{args.name}`; see `tgbhub leaderboard --help`")
@@ -610,9 +610,16 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
             raise InvalidNameError("tgbhub leaderboard seed-baselines needs --to HUB (git:ROOT or hf)")
         datasets = [n.strip() for n in args.datasets.split(",") if n.strip()] if args.datasets else None
         models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
-        done = leaderboards.seed_baselines(args.to, family=args.family, datasets=datasets, models=models,
-                                           org=args.org, endpoint=args.endpoint, token=args.token,
-                                           cache_dir=args.cache_dir, offline=args.offline or None)
+        if args.runs:
+            if datasets or models:
+                raise InvalidNameError("--runs submits the trained runs in those folders; --datasets and --models "
+                                       "choose heuristics to run: use one or the other")
+            done = leaderboards.seed_runs(args.to, args.runs, org=args.org, endpoint=args.endpoint, token=args.token,
+                                          cache_dir=args.cache_dir, offline=args.offline or None)
+        else:
+            done = leaderboards.seed_baselines(args.to, family=args.family, datasets=datasets, models=models,
+                                               org=args.org, endpoint=args.endpoint, token=args.token,
+                                               cache_dir=args.cache_dir, offline=args.offline or None)
         if args.json:
             print(json.dumps([item.to_json() for item in done], indent=1))
         else:
@@ -669,6 +676,8 @@ def _add_leaderboard_commands(commands: Any) -> None:
     seeding.add_argument("--family", default="t-grab", help="the family whose datasets to run (default: %(default)s)")
     seeding.add_argument("--datasets", help="comma-separated subset, e.g. ce-64,pdet-2-4 (default: all)")
     seeding.add_argument("--models", help="comma-separated baselines (default: every baseline of each task)")
+    seeding.add_argument("--runs", nargs="+", metavar="DIR", help="instead: submit these trained runs (`tgbhub train "
+                         "--out DIR --record DIR/record.json` folders), each with its record as the claim")
     common = board.add_argument_group("hub access (all forms)")
     for option, text in hub_options:
         common.add_argument(option, help=text)

@@ -554,3 +554,39 @@ def seed_baselines(to: str | HubTarget, *, family: str = "t-grab", datasets: Seq
                                             cache_dir=cache_dir, offline=offline))
         return submit_many(prepared, target, org=org, message=f"tgbhub leaderboard seed-baselines: {family}, "
                            f"{len(prepared)} runs") if prepared else []
+
+
+#: the result record a trained run keeps beside its files (``tgbhub train --out DIR --record DIR/record.json``)
+RUN_RECORD = "record.json"
+
+
+def seed_runs(to: str | HubTarget, runs: Sequence[str | os.PathLike[str]], *, org: str | None = None,
+              endpoint: str | None = None, token: str | None = None,
+              cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None) -> list[Any]:
+    """Submit trained runs to ``to`` in one commit: each folder of ``runs`` is a ``tgbhub train`` output holding its
+    submission and its result record (``record.json``: ``tgbhub train ... --out DIR --record DIR/record.json``).
+    The record's model, seed, hyper-parameters, task and split go with the submission as its claim; the board's
+    update re-grades it like any other, and seeds of one model and configuration join one row.
+
+    Raises:
+        RecordError: if a folder has no ``record.json`` (saying how to write one), or it is not an intact record.
+        InvalidNameError: if the submission the record names is not in the folder.
+        PublishError: as :func:`tgbhub.submissions.submit_many`.
+    """
+    from tgbhub.submissions import prepare
+
+    target = hub_target(to, endpoint=endpoint, token=token)
+    prepared = []
+    for run in runs:
+        folder = Path(run)
+        path = folder / RUN_RECORD
+        if not path.is_file():
+            raise RecordError(f"{folder} has no {RUN_RECORD}: write the run's result record with `tgbhub train ... "
+                              f"--out {folder} --record {path}` (or `tgbhub.results.record(graded, path)`)")
+        record = results.read_record(path)
+        submission = folder / str((record.get("submission") or {}).get("file") or "submission.parquet")
+        prepared.append(prepare(str(record["dataset"]["ref"]), submission, model=str(record["model"]["name"]),
+                                record=record, task=record["task"]["name"], split=record.get("split"),
+                                cache_dir=cache_dir, offline=offline))
+    return submit_many(prepared, target, org=org, message=f"tgbhub leaderboard seed-baselines: {len(prepared)} "
+                       "trained runs") if prepared else []

@@ -257,6 +257,30 @@ def test_seed_baselines_puts_the_chaosnet_reference_predictors_on_the_board(tmp_
     assert means == sorted(means, reverse=True)
 
 
+def test_update_grades_on_a_dask_cluster_as_it_does_here(tmp_path: Path) -> None:
+    """`leaderboard update --scheduler local:1` grades each submission as a task on a real LocalCluster: the same
+    records' metrics and the same board as grading in this process."""
+    pytest.importorskip("distributed")
+    from tgbhub.leaderboards import seed_baselines
+
+    cache = tmp_path / "cache"
+    boards = {}
+    for where, scheduler in (("here", None), ("cluster", "local:1")):
+        root = tmp_path / where
+        publish("t-grab", "1.0.0", parse_target(f"git:{root}"), datasets=["pdet-2-1"], cache_dir=cache)
+        seed_baselines(f"git:{root}", datasets=["pdet-2-1"], models=["edgebank", "persistence"], cache_dir=cache,
+                       offline=True)
+        report = update(f"git:{root}", scheduler=scheduler, cache_dir=cache, offline=True)
+        assert report.graded and not report.rejected and not report.flagged
+        with start_local_hub(root) as served:
+            boards[where] = {Path(path).stem: [{k: v for k, v in row.items() if k != "date"}
+                                               for row in tgbhub.leaderboard(NAME, Path(path).stem,
+                                                                             endpoint=served.url,
+                                                                             cache_dir=tmp_path / f"reader-{where}")]
+                             for path in report.boards}
+    assert boards["cluster"] == boards["here"] and len(boards["here"]) >= 2
+
+
 def test_trained_runs_join_the_board_one_row_for_their_seeds(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """`tgbhub train --record` runs, submitted with `seed-baselines --runs`, are re-graded like any submission and

@@ -158,6 +158,15 @@ def test_evaluate_grades_many_files_as_tasks(client: Any, tmp_path: Path) -> Non
     rows = scale.evaluate(name, [*files, bad], client=client, cache_dir=root, offline=True)
     assert [r["status"] for r in rows] == ["ok", "ok", "failed"] and rows[2]["file"] == str(bad)
     assert "column 'pos_score', row 0" in rows[2]["error"] and "metrics" not in rows[2]
+    # files of one name in two folders (how a hub's submissions arrive) are two tasks, each graded as itself
+    same_name = [tmp_path / model / "submission.parquet" for model in ("edgebank", "persistence")]
+    for file, copy in zip(files, same_name):
+        copy.parent.mkdir()
+        copy.write_bytes(file.read_bytes())
+    twins = scale.evaluate(name, same_name, client=client, cache_dir=root, offline=True)
+    assert [r["file"] for r in twins] == [str(f) for f in same_name]
+    assert [r["metrics"] for r in twins] == [r["metrics"] for r in rows[:2]]
+    assert rows[0]["metrics"] != rows[1]["metrics"]
     for row, file in zip(rows, files):  # the same numbers as a serial grade, with the data's digest
         serial = tgbhub.api.grade(name, file, cache_dir=root, offline=True)
         assert row["metrics"] == serial["metrics"] and row["digest"] == serial["digest"] == dataset.digest

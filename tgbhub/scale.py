@@ -303,7 +303,8 @@ def _run(client: Any, function: Callable[..., dict[str, Any]], calls: Sequence[t
     from distributed import as_completed
 
     run = uuid.uuid4().hex[:8]  # a fresh key per call of ours: pure=False alone would still share our readable keys
-    futures = {client.submit(function, *call, key=f"tgbhub-{label}-{run}", retries=retries, pure=False): index
+    # the index too: two calls may share a label (files of one name in two folders), and one key is one task to Dask
+    futures = {client.submit(function, *call, key=f"tgbhub-{label}-{index}-{run}", retries=retries, pure=False): index
                for index, (call, label) in enumerate(zip(calls, labels))}
     rows: list[dict[str, Any] | None] = [None] * len(calls)
     for future in track(as_completed(futures), desc="tasks", total=len(futures), unit="task"):
@@ -312,7 +313,8 @@ def _run(client: Any, function: Callable[..., dict[str, Any]], calls: Sequence[t
             rows[index] = future.result()
         except Exception as exc:  # noqa: BLE001 - any task error is a row: the summary must hold every dataset
             rows[index] = failed(calls[index], f"{type(exc).__name__}: {exc}")
-    return [row for row in rows if row is not None]
+    return [row if row is not None else failed(call, "the cluster returned no result for this task")
+            for call, row in zip(calls, rows)]
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""Every GPU measurement the project still owes, run in priority order within a device-time budget (``scripts/gpu-check``).
+"""Every GPU measurement the project still owes, in priority order within a device-time budget (``scripts/gpu-check``).
 
 GPU time here comes in short slots (a lent machine, commands of at most 10 minutes, nothing kept between slots), so
 what to run is decided ahead, here, not during the slot. The plan, in priority order:

@@ -147,7 +147,8 @@ def reproduction_table(records: Sequence[Mapping[str, Any]]) -> list[str]:
             band = max(3 * target["test_mse_std"], 0.01)
             within = "yes" if abs(mean - target["test_mse_mean"]) <= band else "no"
         seeds = ", ".join(f"s{r['data']['seed']}: {m:.4f}" for r, m in zip(runs, mse))
-        vpt_cell = f"{statistics.fmean(v for v in vpt if v is not None):.2f}" if any(v is not None for v in vpt) else "-"
+        known = [v for v in vpt if v is not None]
+        vpt_cell = f"{statistics.fmean(known):.2f}" if known else "-"
         if target:
             vpt_cell += f" ({target['vpt_mean']:g})"
         epochs = ", ".join(str(r["data"]["result_record"]["model"]["epochs"]) for r in runs)

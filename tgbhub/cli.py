@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import threading
 import time
@@ -285,15 +284,20 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_hub_serve(args: argparse.Namespace) -> int:
+    """Serve ROOT's repos (and, unless --site or --no-site, the catalogue site built from them, rebuilt whenever
+    the results repo gets a commit) until Ctrl-C or SIGTERM."""
     import signal
 
     from tgbhub.hub.serve import start_local_hub  # deferred: only the server needs it
+    from tgbhub.site.live import REFRESH_SECONDS, LiveSite
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with start_local_hub(args.root, port=args.port, host=args.host, state_dir=args.state_dir,
                          site=args.site) as hub:
-        built = None if args.site is not None or args.no_site else _build_hub_site(hub, args.cache_dir)
+        live = None if args.site is not None or args.no_site else LiveSite(hub, args.cache_dir)
+        if live is not None:
+            live.build()
         site = f"  the catalogue site: {hub.url}/\n" if hub.site is not None else ""
         print(f"serving {hub.root} at {hub.url} (Ctrl-C stops)\n"
               f"  export TGBHUB_ENDPOINT={hub.url}   # tgbhub.load_dataset fetches from here\n"
@@ -301,30 +305,15 @@ def cmd_hub_serve(args: argparse.Namespace) -> int:
               f"{site}  olah's config and log: {hub.state_dir}",
               flush=True)
         try:
-            stop.wait()
+            while not stop.wait(REFRESH_SECONDS):
+                if live is not None and live.refresh():
+                    print(f"site rebuilt: the results repo is at {live.head}", flush=True)
         except KeyboardInterrupt:
             pass
         finally:
-            if built is not None:
-                shutil.rmtree(built, ignore_errors=True)
+            if live is not None:
+                live.close()
     return 0
-
-
-def _build_hub_site(hub: Any, cache_dir: str | None) -> Path | None:
-    """Build the catalogue site (with ROOT's results repo, if any) into the hub's state folder and serve it; a site
-    that cannot be built is said on stderr, and the Hub API serves on without it."""
-    from tgbhub.site import build_site
-    from tgbhub.site.boards import hub_results
-
-    folder = hub.state_dir / f"site-{os.getpid()}-{hub.url.rsplit(':', 1)[1]}"
-    try:
-        build_site(folder, cache_dir=cache_dir, results=hub_results(hub.root))
-    except TgbhubError as exc:  # jinja2 missing, a malformed results repo: the Hub API is still worth serving
-        shutil.rmtree(folder, ignore_errors=True)
-        print(f"tgbhub: no catalogue site at {hub.url}/: {exc}", file=sys.stderr, flush=True)
-        return None
-    hub.serve_site(folder)
-    return folder
 
 
 def _print_result(result: dict[str, Any], as_json: bool) -> None:

@@ -1,0 +1,87 @@
+"""The site a hub serves, kept as fresh as its results repo: rebuilt when ``tgbhub leaderboard update`` commits.
+
+``tgbhub hub serve`` builds the catalogue site once at start; a board graded after that would not show until the
+server restarted. :class:`LiveSite` remembers the results repo's ``HEAD`` commit it built from, and
+:meth:`LiveSite.refresh` (the server calls it every :data:`REFRESH_SECONDS`) rebuilds into a new folder, switches
+the server to it and removes the old one when that commit moved. A rebuild that fails leaves the last good site
+served and says why.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tgbhub.errors import TgbhubError
+
+#: how often ``tgbhub hub serve`` looks at the results repo's HEAD (a ``git rev-parse``: milliseconds)
+REFRESH_SECONDS = 5.0
+
+
+def results_head(repo: Path | None) -> str | None:
+    """The commit at ``HEAD`` of the results repo ``repo``, or None (no repo, or nothing committed yet)."""
+    if repo is None:
+        return None
+    done = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", "HEAD"],
+                          capture_output=True, text=True, check=False)
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+class LiveSite:
+    """The catalogue site of the ``git:`` hub ``hub`` (a running :class:`~tgbhub.hub.serve.LocalHub`), built into its
+    state folder. The constructor does no I/O: :meth:`build` does the first build."""
+
+    def __init__(self, hub: Any, cache_dir: str | os.PathLike[str] | None = None) -> None:
+        self.hub = hub
+        self.cache_dir = cache_dir
+        self.folder: Path | None = None
+        self.head: str | None = None
+        self._builds = 0
+
+    def _results(self) -> Path | None:
+        from tgbhub.site.boards import hub_results
+
+        return hub_results(self.hub.root)
+
+    def build(self) -> Path | None:
+        """Build the site from the results repo as it is now and serve it; the folder, or None when it cannot be
+        built (said on stderr; the Hub API serves on without it, or with the last good site).
+
+        Raises:
+            OSError: if the state folder cannot be written.
+        """
+        from tgbhub.site import build_site
+
+        results = self._results()
+        head = results_head(results)
+        self._builds += 1
+        folder = self.hub.state_dir / f"site-{os.getpid()}-{self.hub.url.rsplit(':', 1)[1]}-{self._builds}"
+        try:
+            build_site(folder, cache_dir=self.cache_dir, results=results)
+        except TgbhubError as exc:  # jinja2 missing, a malformed results repo: the Hub API is still worth serving
+            shutil.rmtree(folder, ignore_errors=True)
+            self.head = head  # said once; the next commit to the results repo is tried again
+            kept = " (the last good one stays)" if self.folder is not None else ""
+            print(f"tgbhub: no new catalogue site at {self.hub.url}/{kept}: {exc}", file=sys.stderr, flush=True)
+            return None
+        self.hub.serve_site(folder)
+        previous, self.folder, self.head = self.folder, folder, head
+        if previous is not None:
+            shutil.rmtree(previous, ignore_errors=True)
+        return folder
+
+    def refresh(self) -> bool:
+        """Rebuild if the results repo's HEAD moved since the last build; True when a new site is served."""
+        if results_head(self._results()) == self.head:
+            return False
+        return self.build() is not None
+
+    def close(self) -> None:
+        """Remove the built folder (the server stops serving it with its own end)."""
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None

@@ -218,7 +218,11 @@ def test_ctrl_c_in_a_real_process_exits_130_with_one_line(tmp_path) -> None:
     env = {**os.environ, "TGBHUB_NO_PROGRESS": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "tgbhub.cli", "--offline", "--cache-dir", str(tmp_path / "c"),
                              "build", "--family", "t-grab"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+                            text=True, env=env,
+                            # a suite started in the background (`pytest &` in a script) ignores SIGINT, and a child
+                            # that inherits that never sees the Ctrl-C this test sends
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
     def started() -> bool:  # a second dataset's folder: real work is under way
         family = tmp_path / "c" / "t-grab"
         return family.is_dir() and len(os.listdir(family)) >= 2

@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
                         "to FILE (.tar.gz), e.g. $OUT/gpu-check.tgz on a device machine")
     args = parser.parse_args(argv)
     limits = DRY if args.dry_run else GPU
-    if not args.dry_run and not _cuda():
+    if not args.dry_run and not args.list and not _cuda():
         print("gpu-check: torch sees no CUDA device here; run it on a GPU machine, or --dry-run for the CPU "
               "rehearsal", file=sys.stderr)
         return 2

@@ -15,6 +15,7 @@ to ``out``:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -74,11 +75,11 @@ def train(model: str, name: str, *, version: str | None = None, seed: int = 42, 
     state in ``out/fit-state.pt`` after every epoch and, when that file exists, goes on from it: a run can span
     several processes (a GPU slot of a few minutes each, or a killed one), and on CPU ends bit-identical to an
     uninterrupted run. With ``time_limit`` (seconds) the fit stops at the epoch boundary before an epoch it could
-    not finish in time and :class:`~tgbhub.errors.TrainingPaused` is raised (run again with ``resume`` to go on). Returns the :class:`~tgbhub.evaluate.graded.Graded` run
-    (``kind="train"``): the evaluator's result (dataset, version, digests, task, split, ``metrics``), the model, and
-    the run's ``seed``, ``device``, ``epochs_run``, ``train_seconds``, best epoch, history, hyper-parameters, the
-    files written and ``regrade``, the ``tgbhub evaluate`` command that grades those files the same way
-    (:func:`regrade_command`).
+    not finish in time and :class:`~tgbhub.errors.TrainingPaused` is raised (run again with ``resume`` to go on).
+    Returns the :class:`~tgbhub.evaluate.graded.Graded` run (``kind="train"``): the evaluator's result (dataset,
+    version, digests, task, split, ``metrics``), the model, and the run's ``seed``, ``device``, ``epochs_run``,
+    ``train_seconds``, best epoch, history, hyper-parameters, the files written and ``regrade``, the
+    ``tgbhub evaluate`` command that grades those files the same way (:func:`regrade_command`).
 
     >>> tgbhub.train("dlinear", "chaosnet/k0.5-rho0.3-n8", seed=42)  # doctest: +SKIP
 
@@ -94,13 +95,13 @@ def train(model: str, name: str, *, version: str | None = None, seed: int = 42, 
     from tgbhub.tasks import choose_split
     from tgbhub.trainers import TrainConfig, make_trainer
 
-    dataset = api.load_dataset(name, version, cache_dir=cache_dir)
+    if resume and not write:
+        raise InvalidNameError("resume keeps the fit's state in the run's folder: it needs write=True")
+    config = TrainConfig(seed=seed, device=device, epochs=epochs, hparams=dict(hparams or {}), **options)
+    dataset = api.load_dataset(name, version, cache_dir=cache_dir)  # after the settings are checked: it can be slow
     folder = Path(out) if out is not None else default_out(model, dataset.name, seed)
     if resume:
-        if not write:
-            raise InvalidNameError("resume keeps the fit's state in the run's folder: it needs write=True")
-        options["state_file"] = str(folder / STATE_FILE)
-    config = TrainConfig(seed=seed, device=device, epochs=epochs, hparams=dict(hparams or {}), **options)
+        config = dataclasses.replace(config, state_file=str(folder / STATE_FILE))
     chosen = task_for(dataset.manifest, model, task)
     trainer = make_trainer(chosen, model, config)
     trainer.hyperparameters()  # a bad --hparam is refused here, before any data is prepared or memory allocated

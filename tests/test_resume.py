@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 
 import tgbhub  # noqa: E402
 from tgbhub import cli  # noqa: E402
-from tgbhub.errors import IntegrityError, TrainingPaused, UnsupportedTaskError  # noqa: E402
+from tgbhub.errors import IntegrityError, InvalidNameError, TrainingPaused, UnsupportedTaskError  # noqa: E402
 from tgbhub.trainers import TrainConfig, make_trainer  # noqa: E402
 from tgbhub.trainers.resume import Deadline  # noqa: E402
 
@@ -111,6 +111,8 @@ def test_train_pauses_with_exit_3_and_the_same_command_with_resume_finishes(cach
     assert cli.main(argv) == 0
     result = json.loads((out / "result.json").read_text())
     assert result["epochs_run"] == 2 and len(result["history"]) == 2
+    with pytest.raises(InvalidNameError, match="without resume would stop the fit with nothing kept"):
+        tgbhub.train("lstm", NAME, cache_dir=cache, device="cpu", out=tmp_path / "lost", time_limit=0)
     with pytest.raises(TrainingPaused):
         tgbhub.train("lstm", NAME, cache_dir=cache, device="cpu", epochs=3, limit_batches=2,
                      hparams={"hidden": 8}, out=tmp_path / "other", resume=True, time_limit=0, progress=False)

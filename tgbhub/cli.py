@@ -881,8 +881,8 @@ def _add_grading_commands(commands: Any) -> None:
     trainer.add_argument("--resume", action="store_true", help="keep the fit's state in OUT/fit-state.pt after every "
                          "epoch and go on from it when it exists (a run over several processes or GPU slots; "
                          "ChaosNet models)")
-    trainer.add_argument("--time-limit", type=float, metavar="SECONDS", help="stop at the epoch boundary before an "
-                         "epoch that would end later than this (with --resume: run again to go on; exit 3)")
+    trainer.add_argument("--time-limit", type=float, metavar="SECONDS", help="with --resume: stop at the epoch "
+                         "boundary before an epoch that would end later than this (exit 3; run again to go on)")
     trainer.add_argument("--json", action="store_true", help="print the run's JSON summary")
     trainer.set_defaults(run=cmd_train)
     counter = commands.add_parser("counterfactual", help="TLPCF counterfactual check on distorted test splits")

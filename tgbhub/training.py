@@ -86,7 +86,8 @@ def train(model: str, name: str, *, version: str | None = None, seed: int = 42, 
     Raises:
         MissingExtraError: without torch (``pip install 'tgbhub[train]'``).
         UnsupportedTaskError: if ``model`` trains for none of the dataset's tasks.
-        InvalidNameError: for a bad device, split or hyper-parameter, or ``resume`` without ``write``.
+        InvalidNameError: for a bad device, split or hyper-parameter, ``resume`` without ``write``, or
+            ``time_limit`` without ``resume``.
         DatasetNotFoundError, SourceUnavailableError, IntegrityError: as :func:`tgbhub.load_dataset` (and
             IntegrityError for a ``fit-state.pt`` another run wrote).
         TrainingPaused: when ``time_limit`` stopped the fit before its protocol ended (its state is saved).
@@ -97,6 +98,9 @@ def train(model: str, name: str, *, version: str | None = None, seed: int = 42, 
 
     if resume and not write:
         raise InvalidNameError("resume keeps the fit's state in the run's folder: it needs write=True")
+    if options.get("time_limit") is not None and not resume:
+        raise InvalidNameError(f"time_limit={options['time_limit']!r} without resume would stop the fit with nothing "
+                               "kept to go on from: pass resume=True (--resume) with it")
     config = TrainConfig(seed=seed, device=device, epochs=epochs, hparams=dict(hparams or {}), **options)
     dataset = api.load_dataset(name, version, cache_dir=cache_dir)  # after the settings are checked: it can be slow
     folder = Path(out) if out is not None else default_out(model, dataset.name, seed)

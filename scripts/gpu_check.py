@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import functools
 import json
 import sys
 import tarfile
@@ -154,13 +155,12 @@ class Context:
 
 
 def device_block(device: str) -> dict[str, Any]:
-    """The device a step ran on, as a person reads it: the GPU's name, or ``cpu``."""
+    """The device a step ran on (the record's ``environment`` names the GPU model, torch and CUDA)."""
     import torch
 
-    block: dict[str, Any] = {"device": device, "torch": str(torch.__version__)}
+    block: dict[str, Any] = {"device": device}
     if device.startswith("cuda"):
-        block.update(gpu=torch.cuda.get_device_name(), cuda=torch.version.cuda,
-                     gpu_memory_gib=round(torch.cuda.get_device_properties(0).total_memory / 2**30, 1))
+        block["gpu_memory_gib"] = round(torch.cuda.get_device_properties(0).total_memory / 2**30, 1)
     return block
 
 
@@ -283,10 +283,14 @@ def reproduction_step(model: str, instance: str, seed: int) -> Step:
     return Step(key, "reproduction", act, resumable=True)
 
 
+@functools.cache
+def _published_table() -> tuple[dict[str, Any], ...]:
+    return tuple(json.loads((HERE.parent / "docs" / "figures" / "training-runs.json").read_text())["published"])
+
+
 def published(model: str, instance: str) -> dict[str, Any] | None:
     """Upstream's 3-seed mean and std for ``(model, instance)`` (docs/figures/training-runs.json), or ``None``."""
-    table = json.loads((HERE.parent / "docs" / "figures" / "training-runs.json").read_text())
-    for row in table["published"]:
+    for row in _published_table():
         if row["dataset"] == instance and row["model"] == model:
             return {k: v for k, v in row.items() if k not in ("dataset", "model")}
     return None

@@ -56,8 +56,8 @@ def read_records(folders: Iterable[Path]) -> list[dict[str, Any]]:
 
 def where(record: Mapping[str, Any]) -> str:
     """Device and date of a record, as a table cell."""
-    device = record["device"]
-    name = "dry run (CPU)" if record["dry_run"] else device.get("gpu", device["device"])
+    gpus = record["environment"].get("gpu") or [record["device"]["device"]]
+    name = "dry run (CPU)" if record["dry_run"] else gpus[0]
     return f"{name}, {record['created'][:10]}"
 
 

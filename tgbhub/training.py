@@ -111,7 +111,7 @@ def train(model: str, name: str, *, version: str | None = None, seed: int = 42, 
     trainer.hyperparameters()  # a bad --hparam is refused here, before any data is prepared or memory allocated
     report = trainer.fit(dataset, chosen)
     if not report.finished:
-        raise _paused(model, dataset, config, report)
+        raise _paused(model, dataset, config, report, int(trainer.hyperparameters()["epochs"]))
     graded_split = choose_split(dataset.manifest, chosen, split)
     submission = trainer.predict(dataset, chosen, graded_split)
     evaluator = api.get_evaluator(dataset, chosen.get("name"))
@@ -128,15 +128,13 @@ def train(model: str, name: str, *, version: str | None = None, seed: int = 42, 
     return Graded("train", graded, model=model, run=run)
 
 
-def _paused(model: str, dataset: Any, config: Any, report: Any) -> TrainingPaused:
-    epochs = int(report.history[-1]["epoch"]) + 1 if report.history else 0
-    planned = config.epochs or "the protocol's"
+def _paused(model: str, dataset: Any, config: Any, report: Any, planned: int) -> TrainingPaused:
     slowest = max((h["seconds"] for h in report.history), default=0.0)
     return TrainingPaused(
-        f"{model} on {dataset.name}@{dataset.version} paused after epoch {epochs} of {planned} (seed {config.seed}): "
-        f"the next epoch (about {slowest:.0f} s) would pass the time limit of {config.time_limit:g} s; its state is "
-        f"in {config.state_file}. Run the same command again with --resume (and a time limit that fits) to go on",
-        state_file=str(config.state_file), epochs_run=epochs, epochs=int(config.epochs or 0))
+        f"{model} on {dataset.name}@{dataset.version} paused after epoch {report.epochs_run} of {planned} (seed "
+        f"{config.seed}): the next epoch (about {slowest:.0f} s) would pass the time limit of {config.time_limit:g} s; "
+        f"its state is in {config.state_file}. Run the same command again with --resume (and a time limit that "
+        "fits) to go on", state_file=str(config.state_file), epochs_run=report.epochs_run, epochs=planned)
 
 
 def regrade_command(dataset: Any, task: Mapping[str, Any], split: str, files: Mapping[str, str],

@@ -65,6 +65,18 @@ def hub_results(root: str | os.PathLike[str], org: str | None = None) -> Path | 
     return repo if (repo / ".git").is_dir() or ((repo / "HEAD").is_file() and (repo / "objects").is_dir()) else None
 
 
+def results_head(repo: Path | None) -> str | None:
+    """The commit at ``HEAD`` of the git results repo ``repo``, or None (no repo, or nothing committed yet).
+
+    Raises:
+        RecordError: if git is not installed.
+    """
+    if repo is None:
+        return None
+    done = _GitFiles(repo)._run("rev-parse", "--verify", "--quiet", "HEAD")
+    return (done.stdout.decode().strip() or None) if done.returncode == 0 else None
+
+
 def read_results(path: str | os.PathLike[str]) -> Results:
     """Every leaderboard of the results repo at ``path`` and the records its rows name.
 
@@ -175,7 +187,7 @@ class _GitFiles:
 
     def listing(self) -> set[str]:
         self._blobs = {}
-        if self._run("rev-parse", "--verify", "--quiet", "HEAD").returncode != 0:
+        if results_head(self._repo) is None:
             return set()  # a repo created, but nothing committed yet: no boards
         out = self._git("ls-tree", "-r", "-z", "--full-tree", "HEAD")
         for entry in out.split(b"\0"):

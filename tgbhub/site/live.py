@@ -11,24 +11,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from tgbhub.errors import TgbhubError
+from tgbhub.site.boards import hub_results, results_head
 
 #: how often ``tgbhub hub serve`` looks at the results repo's HEAD (a ``git rev-parse``: milliseconds)
 REFRESH_SECONDS = 5.0
-
-
-def results_head(repo: Path | None) -> str | None:
-    """The commit at ``HEAD`` of the results repo ``repo``, or None (no repo, or nothing committed yet)."""
-    if repo is None:
-        return None
-    done = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", "HEAD"],
-                          capture_output=True, text=True, check=False)
-    return done.stdout.strip() or None if done.returncode == 0 else None
 
 
 class LiveSite:
@@ -43,8 +34,6 @@ class LiveSite:
         self._builds = 0
 
     def _results(self) -> Path | None:
-        from tgbhub.site.boards import hub_results
-
         return hub_results(self.hub.root)
 
     def build(self) -> Path | None:
@@ -75,8 +64,12 @@ class LiveSite:
         return folder
 
     def refresh(self) -> bool:
-        """Rebuild if the results repo's HEAD moved since the last build; True when a new site is served."""
-        if results_head(self._results()) == self.head:
+        """Rebuild if the results repo's HEAD moved since the last build; True when a new site is served (False
+        too when its HEAD cannot be read: git missing, which the first build already said)."""
+        try:
+            if results_head(self._results()) == self.head:
+                return False
+        except TgbhubError:
             return False
         return self.build() is not None
 

@@ -151,7 +151,7 @@ class ChaosNetTrainer:
         generator = torch.Generator(device=self.device).manual_seed(self.config.seed)
         loop = _Loop(optimiser, schedule, stopper, generator, report, started)
         identity = run_identity(self.model_name, settings, self.config.seed, dataset)
-        first = self._resume(loop, identity)
+        first = self._resume(loop, identity, settings["epochs"])
         deadline = Deadline(self.config.time_limit, time.perf_counter, started)
         batch = settings["batch_size"]
         batches = len(train) // batch  # drop_last, as upstream
@@ -208,7 +208,7 @@ class ChaosNetTrainer:
                         "best_state": stopper.best_state},
             "history": loop.report.history, "train_seconds": loop.seconds()})
 
-    def _resume(self, loop: _Loop, identity: Mapping[str, Any]) -> int:
+    def _resume(self, loop: _Loop, identity: Mapping[str, Any], epochs: int) -> int:
         """Load the state file into the loop when there is one; returns the epoch to start from (the protocol's
         end for a fit that had ended: then only the best weights are restored)."""
         if self.config.state_file is None:
@@ -229,7 +229,7 @@ class ChaosNetTrainer:
         report.epochs_run = int(state["next_epoch"])
         report.resumed_at = int(state["next_epoch"])
         loop.earlier_seconds = float(state["train_seconds"])
-        return self.hyperparameters()["epochs"] if state["ended"] else int(state["next_epoch"])
+        return epochs if state["ended"] else int(state["next_epoch"])
 
     def _step_function(self, torch: Any, optimiser: Any, settings: Mapping[str, Any]) -> Any:
         """One optimisation step ``(x, y) -> loss``; compiled and/or under autocast when asked for."""

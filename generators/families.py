@@ -54,7 +54,7 @@ class Built:
 
 class Parent(Protocol):
     """A verified parent dataset as a derived dataset's builder reads it (the build source hands over
-    :class:`tgbhub.sources.build.Parent`): its manifest and every file's columns, exactly as the cache verified them."""
+    :class:`tgbhub.local.gateway.Parent`): its manifest and every file's columns, exactly as the cache verified them."""
 
     @property
     def manifest(self) -> Manifest: ...

@@ -4,7 +4,7 @@ An importer is a plug-in: its own folder defines ``IMPORTER`` (an :class:`Import
 release lives, the version an import gets, and the conversion), named here by one line of :data:`REGISTERED`. The
 import command's choices, its advice for a dataset not imported yet, and the catalogue listing read this registry;
 the download, the verified install and the kept copy of the release are the library's, the same for every importer
-(:mod:`tgbhub.importing`). The family that rebuilds an import from its kept release registers in
+(:mod:`tgbhub.local.imports`). The family that rebuilds an import from its kept release registers in
 :mod:`generators.families` as usual.
 
 Adding an importer: write ``generators/<benchmark>/importer.py`` defining ``IMPORTER``, then add one line to

@@ -21,7 +21,7 @@ Cells (each in a fresh Python subprocess, imports done before the clock starts; 
 resident set, ``VmHWM``, reset once its imports are done, so a row's memory is what its work needed on top of the
 libraries; this process also samples the child's resident set every 5 ms and stops a child that passes
 ``--rss-limit`` GiB, so a failing peer cannot take the machine with it, and the row says so):
-  * import: ``tgbhub.importing.import_tgb`` (zip -> converted, hashed, verified, installed cache entry, negatives
+  * import: ``tgbhub.local.imports.import_tgb`` (zip -> converted, hashed, verified, installed cache entry, negatives
     included) vs py-tgb's processing (``LinkPropPredDataset(preprocess=True)``: CSV -> its ``ml_*.pkl`` cache), and vs
     py-tgb's processing plus ``load_val_ns()`` and ``load_test_ns()``, which is the same work as tgbhub's import:
     everything in the release made ready to evaluate (one py-tgb process runs both phases, its peak reset between
@@ -358,7 +358,7 @@ def run_cell(cell: str, paths: dict[str, Any]) -> dict[str, Any]:
             mrr = total / len(pos)
         return {"seconds": clock() - started, "baseline": baseline, "check": mrr}
     if cell == "import/tgbhub":
-        from tgbhub.importing import import_tgb
+        from tgbhub.local.imports import import_tgb
 
         baseline, started = _resident(), clock()
         import_tgb(paths["name"], paths["zip"], cache_dir=paths["cache"], expected_stats=paths["stats"])
@@ -405,7 +405,7 @@ def run_cell(cell: str, paths: dict[str, Any]) -> dict[str, Any]:
 
 
 def child(cell: str, paths_json: str) -> None:
-    modules = ["numpy", "pyarrow.parquet", "tgbhub", "tgbhub.importing", "tgbhub.evaluate.metrics"]
+    modules = ["numpy", "pyarrow.parquet", "tgbhub", "tgbhub.local.imports", "tgbhub.evaluate.metrics"]
     if cell.endswith("/pytgb"):
         modules += ["pandas", "tgb.linkproppred.dataset", "tgb.linkproppred.evaluate"]
     for module in modules:

@@ -37,11 +37,11 @@ import tgbhub  # noqa: E402
 from tgbhub import api  # noqa: E402
 from tgbhub.errors import SourceUnavailableError  # noqa: E402
 from tgbhub.manifest import parse_manifest  # noqa: E402
-from tgbhub.sources.build import BuildSource  # noqa: E402
-from tgbhub.generators.chaosnet.artifacts import seeds_of  # noqa: E402
-from tgbhub.generators.chaosnet.catalogue import N_VALUES, full_instances  # noqa: E402
-from tgbhub.generators.chaosnet.dynamics import simulate, trajectories  # noqa: E402
-from tgbhub.generators.chaosnet.reference import simulate_numpy  # noqa: E402
+from tgbhub.local.gateway import BuildSource  # noqa: E402
+from generators.chaosnet.artifacts import seeds_of  # noqa: E402
+from generators.chaosnet.catalogue import N_VALUES, full_instances  # noqa: E402
+from generators.chaosnet.dynamics import simulate, trajectories  # noqa: E402
+from generators.chaosnet.reference import simulate_numpy  # noqa: E402
 
 SLICE = [(2.0, 0.05), (6.5, 0.5)]  # x N in (8, 16, 32): 6 instances, both ends of the coupling range
 BUILD = "chaosnet/k2.0-rho0.2-n32"

@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _table import print_table  # noqa: E402
 import tgbhub  # noqa: E402
 from tgbhub.api import registry  # noqa: E402
-from tgbhub.generators.tlpcf.catalogue import DEFAULT_KINDS, DEFAULT_SEEDS, variant_name  # noqa: E402
-from tgbhub.generators.tlpcf.distort import distort, tau_bar, variant_key  # noqa: E402
+from generators.tlpcf.catalogue import DEFAULT_KINDS, DEFAULT_SEEDS, variant_name  # noqa: E402
+from generators.tlpcf.distort import distort, tau_bar, variant_key  # noqa: E402
 
 LARGEST = "t-grab/psto-64-p90"
 

@@ -49,8 +49,8 @@ from _table import print_table  # noqa: E402
 from tgbhub.baselines.forecast import score_groups  # noqa: E402
 from tgbhub.evaluate.metrics import auroc, average_precision, grouped_auroc_ap  # noqa: E402
 from tgbhub.forecasting.windows import Events, pair_code, suggest_horizon, window_index  # noqa: E402
-from tgbhub.generators.forecast.negatives import group_negatives  # noqa: E402
-from tgbhub.generators.negatives import stream_key  # noqa: E402
+from generators.forecast.negatives import group_negatives  # noqa: E402
+from generators.negatives import stream_key  # noqa: E402
 
 NUM_NODES = 10_000
 TEST_SHARE = 0.15

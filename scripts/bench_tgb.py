@@ -13,7 +13,7 @@ Setup (not timed, except the two one-off rows):
   which changes what is drawn, not how long anything takes), and the flat zip ``tgbl-wiki-v2.zip`` (deflate,
   level 1). Users are drawn with a Zipf-like skew, timestamps rise by 0-39 per edge, and (src, dst, t) triples are
   unique, so the pickles hold exactly one key per val/test edge, as both loaders see them. Then, each once:
-    * "one-off: tgbhub import": ``tgbhub.importing.import_tgb("tgbl-wiki", zip, expected_stats=...)`` reads the zip,
+    * "one-off: tgbhub import": ``tgbhub.local.imports.import_tgb("tgbl-wiki", zip, expected_stats=...)`` reads the zip,
       converts CSV and pickles to Parquet / .npy, checks the release's own num_nodes / num_edges, writes the
       manifest and installs it verified into a scratch cache.
     * "one-off: py-tgb processing": py-tgb's ``LinkPropPredDataset(download=False)`` on the unzipped folder, which
@@ -165,7 +165,7 @@ def zip_release(files: dict[str, Path], out_dir: Path) -> Path:
 def setup(work: Path, args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, float], dict[str, float]]:
     """Write, zip, import (tgbhub) and process (py-tgb) the release; returns the paths, the one-off times and the
     sizes (MiB) of what each side loads."""
-    from tgbhub.importing import import_tgb
+    from tgbhub.local.imports import import_tgb
 
     started = time.perf_counter()
     files, stats = write_release(work / "release", args.edges, args.users, args.items, args.feat_dim, args.q,

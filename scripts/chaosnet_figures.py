@@ -28,7 +28,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import tgbhub  # noqa: E402
-from tgbhub.generators.chaosnet.catalogue import K_VALUES, RHO_VALUES, instance_name  # noqa: E402
+from generators.chaosnet.catalogue import K_VALUES, RHO_VALUES, instance_name  # noqa: E402
 from tgbhub.baselines import run_baseline  # noqa: E402
 
 MODELS = ("zero", "persistence", "linear")

@@ -165,20 +165,20 @@ def device_block(device: str) -> dict[str, Any]:
 
 
 def write_record(ctx: Context, step: Step, outcome: Outcome, seconds: float, now: datetime | None = None) -> Path:
-    """The step's record: canonical JSON with its own sha256 (:mod:`tgbhub.results`' rules), written atomically."""
-    from tgbhub import results
+    """The step's record: canonical JSON with its own sha256 (:mod:`tgbhub.results.records`' rules), written atomically."""
+    from tgbhub.results import records
     from tgbhub.cache import write_text_atomic
 
     record = {"format": FORMAT, "step": step.key, "kind": step.kind, "dry_run": ctx.limits.dry_run,
               "status": "measured" if outcome.status == "done" else outcome.status, "note": outcome.note,
               "seconds": round(seconds, 3), "device": device_block(ctx.limits.device),
-              "environment": results.environment(), "data": outcome.data,
+              "environment": records.environment(), "data": outcome.data,
               "created": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds").replace("+00:00", "Z")}
-    record = results.canonical(record)
-    record["record_sha256"] = results.record_sha256(record)
+    record = records.canonical(record)
+    record["record_sha256"] = records.record_sha256(record)
     path = ctx.record_path(step.key)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, results.canonical_json(record).decode("utf-8") + "\n")
+    write_text_atomic(path, records.canonical_json(record).decode("utf-8") + "\n")
     return path
 
 
@@ -263,7 +263,7 @@ def reproduction_step(model: str, instance: str, seed: int) -> Step:
 
     def act(ctx: Context, seconds: float) -> Outcome:
         import tgbhub
-        from tgbhub import results
+        from tgbhub.results import records
         from tgbhub.errors import TrainingPaused
 
         limits = ctx.limits
@@ -275,7 +275,7 @@ def reproduction_step(model: str, instance: str, seed: int) -> Step:
                                   time_limit=max(0.0, seconds - limits.margin), progress=False)
         except TrainingPaused as exc:
             return Outcome("paused", note=f"paused after epoch {exc.epochs_run}; its state is {exc.state_file}")
-        record = results.make_record(graded, cache_dir=ctx.cache_dir)
+        record = records.make_record(graded, cache_dir=ctx.cache_dir)
         data = {"dataset": instance, "model": model, "seed": seed, "published": published(model, instance),
                 "result_record": record}
         return Outcome("done", data)

@@ -61,8 +61,8 @@ HUB_DATASETS = ("pdet-2-1", "pdet-4-1", "ce-4")
 @pytest.fixture(scope="session")
 def hub_registry(tmp_path_factory: pytest.TempPathFactory) -> Registry:
     """The bundled manifests of HUB_DATASETS plus a second version, t-grab/pdet-2-1@1.1.0 (another seed)."""
-    from tgbhub.generators.tgrab.artifacts import build_folder
-    from tgbhub.generators.tgrab.catalogue import entries
+    from generators.tgrab.artifacts import build_folder
+    from generators.tgrab.catalogue import entries
 
     root = tmp_path_factory.mktemp("hub-manifests")
     bundled = Registry()

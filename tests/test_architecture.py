@@ -28,59 +28,59 @@ ALLOWED = {
     "tgbhub.sources": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.config", "tgbhub.cache",
                        "tgbhub.sources", "tgbhub.hub", "tgbhub.progress", "generators"},
     # the task registry (tasks as plug-ins); its plug-ins are named by module path, not imported here
-    "tgbhub.taskspecs": {"tgbhub.errors", "tgbhub.manifest"},
+    "tgbhub.tasks.specs": {"tgbhub.errors", "tgbhub.manifest"},
     # windows, batches, diagnostics and the PyG adapter: pure functions over dataset objects (link forecasting),
     # and the window task's plug-in
-    "tgbhub.forecasting": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.forecasting", "tgbhub.taskspecs"},
+    "tgbhub.forecasting": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.forecasting", "tgbhub.tasks.specs"},
     "tgbhub.data": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.columns", "tgbhub.data", "tgbhub.forecasting"},
     # `tgbhub import SOURCE NAME`: find or download a release, then the build source's one install path
-    "tgbhub.importing": {"tgbhub.errors", "tgbhub.config", "tgbhub.cache", "tgbhub.hashing", "tgbhub.manifest",
+    "tgbhub.local.imports": {"tgbhub.errors", "tgbhub.config", "tgbhub.cache", "tgbhub.hashing", "tgbhub.manifest",
                          "tgbhub.progress", "tgbhub.sources", "tgbhub.registry"},
     # task documents (tasks versioned on their own) and their artifacts in the verified cache
-    "tgbhub.taskdocs": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.registry"},
-    "tgbhub.taskcache": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.cache", "tgbhub.progress", "tgbhub.taskdocs",
-                         "tgbhub.taskspecs", "tgbhub.sources"},
+    "tgbhub.tasks.documents": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.registry"},
+    "tgbhub.local.task_artifacts": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.cache", "tgbhub.progress", "tgbhub.tasks.documents",
+                         "tgbhub.tasks.specs", "tgbhub.sources"},
     # variants built on request: names -> the verified parent -> the build source's one install path
-    "tgbhub.derive": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.registry", "tgbhub.sources"},
+    "tgbhub.local.derive": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.registry", "tgbhub.sources"},
     # loader adapters (DyGLib / the TLPCF forks' ml_ files / TGB negatives): pure functions over dataset objects
-    "tgbhub.export": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.data"},
+    "tgbhub.compat.export": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.data"},
     # declared-task helpers (candidate sets, graded ranges) shared by evaluate and baselines
-    "tgbhub.tasks": {"tgbhub.errors", "tgbhub.manifest"},
-    "tgbhub.evaluate": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.evaluate", "tgbhub.forecasting",
+    "tgbhub.tasks.declared": {"tgbhub.errors", "tgbhub.manifest"},
+    "tgbhub.evaluate": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks.declared", "tgbhub.evaluate", "tgbhub.forecasting",
                         "tgbhub.plugins"},
     # baselines write submissions; they never import the evaluator that grades them
-    "tgbhub.baselines": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.data", "tgbhub.baselines",
+    "tgbhub.baselines": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks.declared", "tgbhub.data", "tgbhub.baselines",
                          "tgbhub.forecasting", "tgbhub.plugins"},
     # trainable baselines (issue 14): the baselines' side of the layers, so never the evaluator that grades them
-    "tgbhub.trainers": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks", "tgbhub.data", "tgbhub.baselines",
+    "tgbhub.trainers": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks.declared", "tgbhub.data", "tgbhub.baselines",
                         "tgbhub.progress", "tgbhub.trainers", "tgbhub.plugins"},
     # applications on top of the API (they import tgbhub.api; only the CLI and scripts import them)
     "tgbhub.scale": {"tgbhub", "tgbhub.api", "tgbhub.cache", "tgbhub.config", "tgbhub.errors", "tgbhub.evaluate",
                      "tgbhub.progress"},
     "tgbhub.training": {"tgbhub.api", "tgbhub.cache", "tgbhub.config", "tgbhub.errors", "tgbhub.evaluate",
-                        "tgbhub.manifest", "tgbhub.tasks", "tgbhub.trainers"},
+                        "tgbhub.manifest", "tgbhub.tasks.declared", "tgbhub.trainers"},
     # result records (issue 23): re-grades through the API; a heuristic's options are its hyper-parameters
-    "tgbhub.results": {"tgbhub", "tgbhub.api", "tgbhub.baselines", "tgbhub.cache", "tgbhub.errors", "tgbhub.hashing",
+    "tgbhub.results.records": {"tgbhub", "tgbhub.api", "tgbhub.baselines", "tgbhub.cache", "tgbhub.errors", "tgbhub.hashing",
                        "tgbhub.evaluate"},
     # the static catalogue site (issue 23): pages from manifests, the derived index and the importers' cards
     "tgbhub.site": {"tgbhub", "tgbhub.api", "tgbhub.config", "tgbhub.errors", "tgbhub.manifest", "tgbhub.registry",
                     "tgbhub.site"},
     "tgbhub.publish": {"tgbhub.api", "tgbhub.cache", "tgbhub.columns", "tgbhub.config", "tgbhub.errors",
                        "tgbhub.hashing", "tgbhub.hub", "tgbhub.manifest", "tgbhub.progress", "tgbhub.registry"},
-    "tgbhub.doctor": {"tgbhub.errors", "tgbhub.registry", "tgbhub.sources"},
+    "tgbhub.local.doctor": {"tgbhub.errors", "tgbhub.registry", "tgbhub.sources"},
     # submissions and leaderboards on a hub (issue 23): push through the publish targets, grade through the API (and
     # the Dask backend), write result records; the baselines fill the boards
-    "tgbhub.submissions": {"tgbhub", "tgbhub.api", "tgbhub.config", "tgbhub.errors", "tgbhub.evaluate",
-                           "tgbhub.hashing", "tgbhub.hub", "tgbhub.publish", "tgbhub.results", "tgbhub.tasks"},
-    "tgbhub.leaderboards": {"tgbhub", "tgbhub.api", "tgbhub.baselines", "tgbhub.config", "tgbhub.errors",
-                            "tgbhub.evaluate", "tgbhub.hashing", "tgbhub.hub", "tgbhub.results", "tgbhub.scale",
-                            "tgbhub.sources", "tgbhub.submissions"},
+    "tgbhub.results.submissions": {"tgbhub", "tgbhub.api", "tgbhub.config", "tgbhub.errors", "tgbhub.evaluate",
+                           "tgbhub.hashing", "tgbhub.hub", "tgbhub.publish", "tgbhub.results.records", "tgbhub.tasks.declared"},
+    "tgbhub.results.leaderboards": {"tgbhub", "tgbhub.api", "tgbhub.baselines", "tgbhub.config", "tgbhub.errors",
+                            "tgbhub.evaluate", "tgbhub.hashing", "tgbhub.hub", "tgbhub.results.records", "tgbhub.scale",
+                            "tgbhub.sources", "tgbhub.results.submissions"},
     "tgbhub.protocols": {"tgbhub.baselines", "tgbhub.errors", "tgbhub.evaluate", "tgbhub.forecasting",
                          "tgbhub.sources"},
     # py-tgb's API on top of tgbhub's: it loads datasets and binds evaluators
     "tgbhub.compat": {"tgbhub.api", "tgbhub.cache", "tgbhub.config", "tgbhub.data", "tgbhub.errors",
-                      "tgbhub.evaluate", "tgbhub.importing", "tgbhub.sources"},
-    # the repository's generators/ folder, installed as tgbhub.generators (tgbhub/generators is a link to it); inside
+                      "tgbhub.evaluate", "tgbhub.local.imports", "tgbhub.sources"},
+    # the repository's generators/ folder, installed as generators (tgbhub/generators is a link to it); inside
     # it imports are relative, so only its imports of tgbhub modules show here. What a generator needs of the rest of
     # the library (the evaluator's ATD/ACD, a task's definition, the cache root) is handed to it as an argument.
     "generators": {"tgbhub.manifest", "tgbhub.hashing", "tgbhub.errors"},
@@ -90,8 +90,8 @@ ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli"}
 # ... and scripts: `python -m generators` and `python -m generators.forecast` are the authoring scripts; like
 # scripts/, they hand the builders what those take from the library
 SCRIPTS = {"generators.__main__", "generators.forecast.__main__"}
-APPLICATIONS = {"tgbhub.scale", "tgbhub.training", "tgbhub.publish", "tgbhub.results", "tgbhub.doctor",
-                "tgbhub.protocols", "tgbhub.compat", "tgbhub.site", "tgbhub.submissions", "tgbhub.leaderboards"}
+APPLICATIONS = {"tgbhub.scale", "tgbhub.training", "tgbhub.publish", "tgbhub.results.records", "tgbhub.local.doctor",
+                "tgbhub.protocols", "tgbhub.compat", "tgbhub.site", "tgbhub.results.submissions", "tgbhub.results.leaderboards"}
 
 
 def _library_files(root: Path = ROOT) -> list[Path]:
@@ -127,7 +127,7 @@ def _is_module(name: str) -> bool:
 
 
 def _owner(module: str) -> str | None:
-    if module == "tgbhub.generators" or module.startswith("tgbhub.generators."):
+    if module == "generators" or module.startswith("generators."):
         module = module.removeprefix("tgbhub.")  # the installed name of the generators/ folder
     if module == "tgbhub":
         return "tgbhub"
@@ -157,7 +157,7 @@ def violations(modules: list[tuple[str, Path]]) -> list[str]:
 def generator_users(modules: list[tuple[str, Path]]) -> set[str]:
     """The library modules (not scripts) that import generator code."""
     return {module for module, path in modules if module.split(".")[0] == "tgbhub" and any(
-        i.startswith(("tgbhub.generators", "generators")) for i in _imports(path))}
+        i.startswith(("generators", "generators")) for i in _imports(path))}
 
 
 def _modules() -> list[tuple[str, Path]]:
@@ -170,7 +170,7 @@ def test_layers_only_import_earlier_hops() -> None:
 
 def test_only_the_build_source_reaches_the_generators() -> None:
     # architecture §1: the client reaches the generators only through the build source
-    assert generator_users(_modules()) <= {"tgbhub.sources.build"}
+    assert generator_users(_modules()) <= {"tgbhub.local.gateway"}
 
 
 def test_the_api_does_not_import_the_applications_on_top_of_it() -> None:
@@ -184,10 +184,10 @@ def test_a_planted_import_inside_a_function_fails_the_test(tmp_path: Path) -> No
     planted_generator = tmp_path / "generator.py"
     planted_generator.write_text("def stats():\n    from tgbhub.evaluate.metrics import atd\n    return atd\n")
     planted_library = tmp_path / "library.py"
-    planted_library.write_text("def build():\n    from tgbhub.generators.tgrab import catalogue\n    return catalogue\n")
+    planted_library.write_text("def build():\n    from generators.tgrab import catalogue\n    return catalogue\n")
     planted = [("generators.tgrab.planted", planted_generator), ("tgbhub.data.planted", planted_library)]
     assert violations(planted) == ["generators.tgrab.planted imports tgbhub.evaluate.metrics",
-                                   "tgbhub.data.planted imports tgbhub.generators.tgrab"]
+                                   "tgbhub.data.planted imports generators.tgrab"]
     assert generator_users(planted) == {"tgbhub.data.planted"}
     assert not violations(_modules())  # and the real tree stays clean
 

@@ -15,7 +15,7 @@ from tgbhub import cache
 from tgbhub.api import resolve
 from tgbhub.cache import Fetched
 from tgbhub.errors import IntegrityError
-from tgbhub.sources.build import BuildSource
+from tgbhub.local.gateway import BuildSource
 
 NAME = "t-grab/pdet-2-1"
 

@@ -16,14 +16,14 @@ import h5py
 import numpy as np
 import pytest
 
-from tgbhub.generators import libm
-from tgbhub.generators.chaosnet.artifacts import (arrays_of, coupling_only_adjacency, jacobian_adjacency, ring_adjacency,
+from generators import libm
+from generators.chaosnet.artifacts import (arrays_of, coupling_only_adjacency, jacobian_adjacency, ring_adjacency,
                                            write_trajectories)
-from tgbhub.generators.chaosnet.catalogue import full_instances, instances, mini_instances
-from tgbhub.generators.chaosnet.dynamics import (deviation_vectors, deviation_vectors_blas, epsilon_of, floor_mod_array,
+from generators.chaosnet.catalogue import full_instances, instances, mini_instances
+from generators.chaosnet.dynamics import (deviation_vectors, deviation_vectors_blas, epsilon_of, floor_mod_array,
                                           initial_condition, sali_checkpoints, sali_label, simulate, trajectories,
                                           trajectory_seed)
-from tgbhub.generators.chaosnet.reference import simulate_numpy
+from generators.chaosnet.reference import simulate_numpy
 from tests import chaosnet_reference
 from tgbhub.hashing import file_sha256
 
@@ -183,7 +183,7 @@ def test_kernel_machine_code_calls_only_the_pinned_libm_and_fuses_nothing(tmp_pa
     """Compile the kernels afresh (cached code cannot be inspected) and read every function's assembly: the only
     math calls are our pinned sin/sincos/log; no SVML, no FMA instructions."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "NUMBA_DUMP_ASSEMBLY": "1"}
-    code = "import numpy as np; from tgbhub.generators.chaosnet.dynamics import simulate, trajectories; " \
+    code = "import numpy as np; from generators.chaosnet.dynamics import simulate, trajectories; " \
            "simulate(2.0, 0.4, 8, np.array([1]), 1, 2, (1,)); trajectories(2.0, 0.4, 8, np.array([1]), 1, 2)"
     assembly = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT,
                               check=True).stdout
@@ -200,7 +200,7 @@ def test_a_machine_with_another_sin_refuses_to_build_and_says_why(tmp_path: Path
     a build must refuse plainly rather than serve chaotic-divergent data as the published dataset."""
     env = {**os.environ, "GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2,-FMA,-AVX512F,-AVX", "TGBHUB_NO_PROGRESS": "1",
            "TGBHUB_CACHE": str(tmp_path / "cache")}
-    probe = subprocess.run([sys.executable, "-c", "from tgbhub.generators.libm import libm_mismatches as m; "
+    probe = subprocess.run([sys.executable, "-c", "from generators.libm import libm_mismatches as m; "
                             "print(len(m()))"], capture_output=True, text=True, env=env, cwd=ROOT, check=True)
     assert int(probe.stdout) > 0
     run = subprocess.run([sys.executable, "-m", "tgbhub.cli", "get", "chaosnet/mini-k0.5-rho0.1-n8", "--offline"],

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tgbhub.generators.__main__ import manifest_path
-from tgbhub.generators.chaosnet.artifacts import DEVIATION, build_folder, writer_versions
-from tgbhub.generators.chaosnet.catalogue import CHANGELOG, GENERATOR, VERSION, instances, mini_instances
+from generators.__main__ import manifest_path
+from generators.chaosnet.artifacts import DEVIATION, build_folder, writer_versions
+from generators.chaosnet.catalogue import CHANGELOG, GENERATOR, VERSION, instances, mini_instances
 from tests.test_chaosnet import TEST_VECTORS
 from tgbhub.manifest import plain, read_manifest
 

@@ -27,9 +27,9 @@ from tgbhub.compat.tgb import (Evaluator, LinkPropPredDataset, NodePropPredDatas
                                pytgb_node_data)
 from tgbhub.errors import (DatasetNotFoundError, FetchError, InvalidNameError, ScoreError, SourceWarning,
                            UnsupportedTaskError)
-from tgbhub.importing import import_tgb
-from tgbhub.sources.build import kept_release
-from tgbhub.generators.tgb import catalogue
+from tgbhub.local.imports import import_tgb
+from tgbhub.local.gateway import kept_release
+from generators.tgb import catalogue
 
 NAME = "tgbl-wiki"
 SPLITS = ("val", "test")

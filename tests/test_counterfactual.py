@@ -362,7 +362,7 @@ def _stream_aucs(src: np.ndarray, dst: np.ndarray, t: np.ndarray, split: int, te
 def test_memorisers_show_the_notes_signs_on_its_bursty_stream() -> None:
     """§8 E.3: EdgeBank-inf is blind to SHUFFLE and gains under INTENSE (the duplicate leak); a recency scorer with
     historical negatives drops clearly under SHUFFLE. Our transforms and causal memory must reproduce these signs."""
-    from tgbhub.generators.tlpcf.distort import distort
+    from generators.tlpcf.distort import distort
 
     gaps = {"edgebank": {"shuffle": [], "intense": []}, "recency_hist": {"shuffle": [], "intense": []}}
     for seed in range(3):

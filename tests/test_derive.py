@@ -1,4 +1,4 @@
-"""Variants built on request (tgbhub.derive through tgbhub.sources.build): identity pinned to the parent's version,
+"""Variants built on request (tgbhub.local.derive through tgbhub.local.gateway): identity pinned to the parent's version,
 one build under the entry's lock however many processes ask, manifests equal to the catalogue's, transforms as
 plug-ins with bounded parameters."""
 
@@ -19,7 +19,7 @@ import pytest
 import tgbhub
 from tgbhub import api
 from tgbhub.errors import GenerationError, IntegrityError
-from tgbhub.generators import transforms
+from generators import transforms
 from tgbhub.registry import Registry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -173,7 +173,7 @@ def test_an_inapplicable_transform_or_out_of_range_parameter_is_one_clear_error(
 TOY = '''
 """A toy transform from outside the package: every test event moved to the split's last timestamp."""
 import numpy as np
-from tgbhub.generators.transforms.spec import Param, Transform
+from generators.transforms.spec import Param, Transform
 
 
 def _apply(t, params, key, tau):

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from tgbhub.errors import GenerationError
-from tgbhub.generators.negatives import _mix
-from tgbhub.generators.tlpcf.distort import (KEY_VERSION, _stable_order, canonical_params, distort,
+from generators.negatives import _mix
+from generators.tlpcf.distort import (KEY_VERSION, _stable_order, canonical_params, distort,
                                              distort_with_facts, inside, open_uniform, raw_draws, shuffle_permutation,
                                              tau_bar, variant_key, variant_string)
-from tgbhub.generators.transforms import names, transform
+from generators.transforms import names, transform
 from tgbhub.hashing import content_digest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -158,8 +158,8 @@ def _digest(cols) -> str:
 
 @pytest.fixture(scope="module")
 def tgrab_test() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    from tgbhub.generators.tgrab.artifacts import generate
-    from tgbhub.generators.tgrab.catalogue import GENERATORS, entries
+    from generators.tgrab.artifacts import generate
+    from generators.tgrab.catalogue import GENERATORS, entries
 
     entry = next(e for e in entries() if e.name == "t-grab/pdet-2-16")
     edges = generate({"generator": entry.generator, "version": GENERATORS[entry.generator].version,
@@ -420,7 +420,7 @@ def test_same_key_same_bytes_and_seeds_differ(tgrab_test) -> None:
 
 _SUBPROCESS = """
 import json, numpy as np
-from tgbhub.generators.tlpcf.distort import distort, variant_key
+from generators.tlpcf.distort import distort, variant_key
 from tgbhub.hashing import content_digest
 rng = np.random.default_rng(5)
 t = np.sort(rng.integers(0, 5000, 20000)).astype(np.int64)

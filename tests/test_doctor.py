@@ -8,7 +8,7 @@ import pytest
 
 from tests.test_chaosnet import GLIBC_X86_FMA
 from tgbhub.cli import main
-from tgbhub.doctor import report
+from tgbhub.local.doctor import report
 
 
 def test_report_names_the_machine_and_runs_every_familys_preflight() -> None:

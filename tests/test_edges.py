@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from tgbhub.generators.edges import from_undirected, lexicographic_pairs
+from generators.edges import from_undirected, lexicographic_pairs
 
 
 def test_both_directions_sorted_and_deduplicated() -> None:

@@ -1,4 +1,4 @@
-"""Loader adapters (tgbhub.export): DyGLib ml_ with a split column, the TLPCF forks' ml_ files with split_times, and
+"""Loader adapters (tgbhub.compat.export): DyGLib ml_ with a split column, the TLPCF forks' ml_ files with split_times, and
 TGB's (src, dst, t)-keyed negatives; the round trips of the TLPCF note's section 8 E.5, on real data."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import tgbhub
-from tgbhub import export
+from tgbhub.compat import export
 from tgbhub.cli import main
 from tgbhub.data import TemporalGraphDataset
 from tgbhub.errors import IntegrityError, InvalidNameError, ManifestError

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tgbhub.errors import GenerationError
-from tgbhub.generators.__main__ import main as generate_manifests
-from tgbhub.generators.build import preflight, rebuild
-from tgbhub.generators.families import REGISTERED, families, family, family_of
+from generators.__main__ import main as generate_manifests
+from generators.build import preflight, rebuild
+from generators.families import REGISTERED, families, family, family_of
 from tgbhub.manifest import Recipe, read_manifest
 from tgbhub.registry import Registry
 

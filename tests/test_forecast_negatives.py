@@ -10,10 +10,10 @@ import pytest
 import tgbhub
 from tgbhub.errors import GenerationError
 from tgbhub.forecasting.windows import events, pair_code, window_index
-from tgbhub.generators.forecast.negatives import group_negatives
+from generators.forecast.negatives import group_negatives
 from tgbhub.forecasting import task as definition
-from tgbhub.generators.forecast.task import SEED, build, dataset_view
-from tgbhub.generators.negatives import stream_key
+from generators.forecast.task import SEED, build, dataset_view
+from generators.negatives import stream_key
 
 
 @pytest.fixture(scope="module")

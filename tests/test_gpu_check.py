@@ -21,7 +21,7 @@ import gpu_check  # noqa: E402
 import gpu_report  # noqa: E402
 from gpu_check import DRY, DRY_INSTANCES, GPU, Context, Outcome, Step  # noqa: E402
 
-from tgbhub import results  # noqa: E402
+from tgbhub.results import records  # noqa: E402
 
 #: what each kind's record holds, on a GPU and in a dry run alike
 DATA_KEYS = {
@@ -46,23 +46,23 @@ def dry_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 def test_the_dry_run_writes_a_record_of_the_gpu_plans_shape_for_every_step(dry_run):
     base, stdout = dry_run
-    records = {json.loads(p.read_text())["step"]: json.loads(p.read_text())
+    written = {json.loads(p.read_text())["step"]: json.loads(p.read_text())
                for p in (base / "out" / "records").glob("*.json")}
     dry_steps, gpu_steps = gpu_check.plan(DRY), gpu_check.plan(GPU)
-    assert sorted(records) == sorted(s.key for s in dry_steps)
+    assert sorted(written) == sorted(s.key for s in dry_steps)
     assert [s.kind for s in dry_steps] == [s.kind for s in gpu_steps] and len(gpu_steps) == 19
     assert "all 19 steps are measured" in stdout
-    for key, record in records.items():
+    for key, record in written.items():
         assert record["format"] == gpu_check.FORMAT and record["dry_run"] is True and record["status"] == "measured"
         assert set(record["data"]) == DATA_KEYS[record["kind"]], key
         body = {k: v for k, v in record.items() if k != "record_sha256"}
-        assert record["record_sha256"] == results.record_sha256(body), key
-    speed = records["speed/graph_wavenet"]["data"]
+        assert record["record_sha256"] == records.record_sha256(body), key
+    speed = written["speed/graph_wavenet"]["data"]
     assert speed["train_epoch_extrapolated"] and speed["measured_batches"] == {"tgbhub": 2, "upstream": 2}
     assert speed["upstream_published_h100_epoch_s"] == 78.0 and speed["goal_epoch_s"] == 4.0
-    assert records["agreement/lstm"]["data"]["agrees"]  # a dry run's two sides are both the CPU: bit-identical
-    run = records[f"reproduction/tcn/{DRY_INSTANCES[1].split('/')[1]}/s44"]["data"]
-    results.check_record(run["result_record"])
+    assert written["agreement/lstm"]["data"]["agrees"]  # a dry run's two sides are both the CPU: bit-identical
+    run = written[f"reproduction/tcn/{DRY_INSTANCES[1].split('/')[1]}/s44"]["data"]
+    records.check_record(run["result_record"])
     assert run["result_record"]["model"]["seed"] == 44 and run["result_record"]["metrics"]["test_mse"] > 0
 
 

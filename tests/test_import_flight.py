@@ -17,8 +17,8 @@ from numpy.testing import assert_array_equal
 import tgbhub
 from tests import tgb_formats as formats
 from tgbhub.errors import GenerationError
-from tgbhub.importing import import_tgb
-from tgbhub.generators.tgb import catalogue
+from tgbhub.local.imports import import_tgb
+from generators.tgb import catalogue
 
 pytest.importorskip("tgb.linkproppred.dataset")
 

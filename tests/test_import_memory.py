@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pytest
 
-from tgbhub.generators.tgb import release, tgbl
-from tgbhub.generators.tgb.release import Release as OpenedRelease
+from generators.tgb import release, tgbl
+from generators.tgb.release import Release as OpenedRelease
 from tests import tgb_formats as formats
 
 NAME = "tgbl-wiki"
@@ -72,10 +72,10 @@ def write_release(folder: Path, rows: int, feat_dim: int = 4, q: int = 10, seed:
 _MEASURE = """
 import json, sys, time
 from pathlib import Path
-import tgbhub.importing, generators.tgb.importer  # noqa: F401 (loaded before the baseline is read)
+import tgbhub.local.imports, generators.tgb.importer  # noqa: F401 (loaded before the baseline is read)
 status = dict(line.split(':', 1) for line in Path('/proc/self/status').read_text().splitlines())
 before, start = int(status['RssAnon'].split()[0]) * 1024, time.perf_counter()
-manifest = tgbhub.importing.import_tgb(sys.argv[1], sys.argv[2], cache_dir=sys.argv[3],
+manifest = tgbhub.local.imports.import_tgb(sys.argv[1], sys.argv[2], cache_dir=sys.argv[3],
                                        expected_stats=json.loads(sys.argv[4]))
 print(json.dumps({"baseline": before, "wall_s": time.perf_counter() - start}))
 """

@@ -18,10 +18,10 @@ import pytest
 from tests import tgb_formats as formats
 from tgbhub import progress
 from tgbhub.errors import GenerationError
-from tgbhub.generators.tgb import catalogue, release, tgbl
-from tgbhub.generators.tgb.importer import _convert
-from tgbhub.generators.tgb.release import BlockNumbering, first_appearance
-from tgbhub.generators.tgb.release import Release as OpenedRelease
+from generators.tgb import catalogue, release, tgbl
+from generators.tgb.importer import _convert
+from generators.tgb.release import BlockNumbering, first_appearance
+from generators.tgb.release import Release as OpenedRelease
 
 
 def _files_and_manifest(name: str, zipped: Path, folder: Path) -> tuple[dict[str, bytes], str]:
@@ -190,7 +190,7 @@ def test_every_stage_reports_progress_unless_silenced(tmp_path: Path, monkeypatc
     monkeypatch.setattr(release, "CSV_BLOCK_BYTES", 32 << 10)
 
     def run(folder: Path) -> str:
-        opened = OpenedRelease(zipped, dict(item.files), progress.counter)  # as tgbhub.importing hands it in
+        opened = OpenedRelease(zipped, dict(item.files), progress.counter)  # as tgbhub.local.imports hands it in
         try:
             converted, _ = tgbl.convert(item, opened)
         finally:
@@ -213,7 +213,7 @@ def test_every_stage_reports_progress_unless_silenced(tmp_path: Path, monkeypatc
 
 def test_tgbhub_hands_its_progress_to_the_import_and_a_bare_release_stays_silent(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """The generators never import tgbhub's progress module (architecture §1): ``tgbhub.importing`` hands it in,
+    """The generators never import tgbhub's progress module (architecture §1): ``tgbhub.local.imports`` hands it in,
     so ``tgbhub import`` shows every stage, while a release opened without it (a rebuild, a script) shows none."""
     files = formats.write_text_ids(tmp_path / "files", "tgbl-coin", n_edges=3000, seed=5)
     zipped = formats.zip_dataset(files, tmp_path / "zips")
@@ -229,7 +229,7 @@ def test_tgbhub_hands_its_progress_to_the_import_and_a_bare_release_stays_silent
     tgbl.write(converted, tmp_path / "bare")
     assert capsys.readouterr().err == ""
 
-    from tgbhub.importing import import_tgb
+    from tgbhub.local.imports import import_tgb
 
     import_tgb("tgbl-coin", zipped, cache_dir=tmp_path / "cache", expected_stats=info["measured"])
     said = capsys.readouterr().err

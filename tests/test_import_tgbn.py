@@ -18,7 +18,7 @@ import tgbhub
 from tests import tgb_formats as formats
 from tgbhub.errors import GenerationError, IntegrityError, SubmissionError
 from tgbhub.evaluate.nodeprop import ndcg_rows
-from tgbhub.importing import import_tgb
+from tgbhub.local.imports import import_tgb
 
 NAME = "tgbn-trade"
 SPLITS = ("train", "val", "test")

@@ -22,7 +22,7 @@ from numpy.testing import assert_array_equal
 import tgbhub
 from tests import tgb_formats as formats
 from tgbhub.errors import GenerationError, IntegrityError, ScoreError, SourceWarning, SubmissionError
-from tgbhub.importing import import_tgb
+from tgbhub.local.imports import import_tgb
 
 pytest.importorskip("tgb.linkproppred.dataset")
 

@@ -1,5 +1,5 @@
 """`tgbhub import tgb`: TGB releases in py-tgb 2.3.0's exact formats, converted, checked against py-tgb, verified
-and cached; every broken release refused with nothing installed (tgbhub.importing, generators/tgb)."""
+and cached; every broken release refused with nothing installed (tgbhub.local.imports, generators/tgb)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from tests import tgb_formats as formats
 from tests.servers import MirrorServer, serving
 from tgbhub.errors import DatasetNotFoundError, FetchError, GenerationError, IntegrityError, SubmissionError
 from tgbhub.cache import stored_manifest_path
-from tgbhub.importing import import_tgb
-from tgbhub.generators.tgb import catalogue
+from tgbhub.local.imports import import_tgb
+from generators.tgb import catalogue
 from tgbhub.manifest import RAI_FIELDS
 
 NAME = "tgbl-wiki"
@@ -345,8 +345,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tgbhub.errors import DatasetNotFoundError, IntegrityError
-from tgbhub.generators.importers import Converted, Importer, Release
-from tgbhub.generators.manifests import croissant_document, file_object, parquet_record_set
+from generators.importers import Converted, Importer, Release
+from generators.manifests import croissant_document, file_object, parquet_record_set
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
 from tgbhub.manifest import RAI_FIELDS
 
@@ -393,7 +393,7 @@ def test_a_second_importer_from_its_own_folder_needs_one_registration_line(tmp_p
                                                                            monkeypatch: pytest.MonkeyPatch,
                                                                            capsys: pytest.CaptureFixture[str]) -> None:
     from tgbhub.cli import main
-    from tgbhub.generators import importers
+    from generators import importers
 
     plugins = tmp_path / "plugins"
     plugins.mkdir()

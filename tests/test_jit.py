@@ -1,4 +1,4 @@
-"""The first-compile notice (tgbhub.generators.jit): one line on stderr, only when numba will really compile."""
+"""The first-compile notice (generators.jit): one line on stderr, only when numba will really compile."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import numba
 import numpy as np
 import pytest
 
-from tgbhub.generators import jit
-from tgbhub.generators.chaosnet import dynamics
+from generators import jit
+from generators.chaosnet import dynamics
 
 NOTICE = "compiling the tiny kernel (first use in this process, about no time)...\n"
 KERNEL_SOURCE = "import numba\n\n\n@numba.njit(cache=True)\ndef twice(x):\n    return 2.0 * x\n"
@@ -94,7 +94,7 @@ def test_the_standard_map_kernel_is_not_announced_once_it_is_compiled(capfd):
 @pytest.mark.slow
 def test_a_new_process_with_a_cold_cache_announces_the_kernel_and_a_warm_one_does_not(tmp_path):
     # two processes sharing an empty numba cache: the first compiles (about 5 to 15 s), the second loads
-    code = ("import numpy as np\nfrom tgbhub.generators.chaosnet import dynamics\n"
+    code = ("import numpy as np\nfrom generators.chaosnet import dynamics\n"
             "dynamics.simulate(0.5, 0.15, 4, np.array([1, 2]), 0, 10, sali_horizons=(10,))\n"
             "dynamics.simulate(0.5, 0.15, 4, np.array([3]), 0, 10, sali_horizons=(10,))\n")
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}

@@ -16,14 +16,15 @@ import pyarrow.parquet as pq
 import pytest
 
 import tgbhub
-from tgbhub import api, results
+from tgbhub import api
+from tgbhub.results import records
 from tgbhub.cli import main
 from tgbhub.evaluate.directions import higher_is_better, primary_metric
 from tgbhub.evaluate.graded import Graded
 from tgbhub.hub.serve import LocalHub, start_local_hub
-from tgbhub.leaderboards import COLUMNS, Entry, board_rows, update
+from tgbhub.results.leaderboards import COLUMNS, Entry, board_rows, update
 from tgbhub.publish import parse_target, publish
-from tgbhub.submissions import submit
+from tgbhub.results.submissions import submit
 
 NAME = "t-grab/pdet-2-1"
 TASK = "snapshot-f1"
@@ -32,9 +33,9 @@ FIXED = datetime(2025, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 
 def _forge(record: dict[str, Any], **metrics: float) -> dict[str, Any]:
     """A record whose metrics were edited and re-hashed: intact as a record, but not what its file earns."""
-    forged = {k: v for k, v in record.items() if k != results.SHA_FIELD}
+    forged = {k: v for k, v in record.items() if k != records.SHA_FIELD}
     forged["metrics"] = {**forged["metrics"], **metrics}
-    forged[results.SHA_FIELD] = results.record_sha256(forged)
+    forged[records.SHA_FIELD] = records.record_sha256(forged)
     return forged
 
 
@@ -56,17 +57,17 @@ def board(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     submit(NAME, malformed, to=hub, model="broken", task=TASK, cache_dir=cache, offline=True)
     forged_file = folder / "forged.parquet"
     graded = api.run_baseline("persistence", NAME, out=forged_file, cache_dir=cache, offline=True)
-    forged = _forge(results.make_record(graded, cache_dir=cache, offline=True), f1=0.99)
+    forged = _forge(records.make_record(graded, cache_dir=cache, offline=True), f1=0.99)
     submit(NAME, forged_file, to=hub, model="persistence", record=forged, cache_dir=cache, offline=True)
     report = update(hub, cache_dir=cache, offline=True)
     with start_local_hub(root) as served:
         yield {"folder": folder, "cache": cache, "root": root, "hub": hub, "served": served, "report": report,
-               "valid": valid, "valid_metrics": results.read_record(valid_record)["metrics"],
+               "valid": valid, "valid_metrics": records.read_record(valid_record)["metrics"],
                "forged": forged_file, "forged_metrics": dict(graded.metrics)}
 
 
 def _ids(*files: Path) -> list[str]:
-    from tgbhub.submissions import submission_id
+    from tgbhub.results.submissions import submission_id
 
     return [submission_id(f) for f in files]
 
@@ -121,14 +122,14 @@ def test_the_graders_record_verifies_and_a_tampered_file_fails(board: dict[str, 
     submitted = hf_hub_download("tgbhub/submissions", f"submissions/{NAME}/{TASK}/{row['submission']}/"
                                 "submission.parquet", repo_type="dataset", endpoint=url, cache_dir=tmp_path / "hf")
     assert Path(submitted).read_bytes() == board["valid"].read_bytes()
-    assert results.read_record(record)["model"]["name"] == "edgebank"
-    assert results.verify(record, submitted, cache_dir=cache, offline=True).ok
+    assert records.read_record(record)["model"]["name"] == "edgebank"
+    assert records.verify(record, submitted, cache_dir=cache, offline=True).ok
     table = pq.read_table(submitted)
     scores = table.column("score").to_numpy().copy()
     scores[int((scores >= 0.5).nonzero()[0][0])] = 0.0
     tampered = tmp_path / "tampered.parquet"
     pq.write_table(table.set_column(table.schema.get_field_index("score"), "score", pa.array(scores)), tampered)
-    found = results.verify(record, tampered, cache_dir=cache, offline=True)
+    found = records.verify(record, tampered, cache_dir=cache, offline=True)
     assert not found.ok and {"submission sha256", "metric f1"} <= set(found.mismatched)
 
 
@@ -173,7 +174,7 @@ def _entry(model: str, seed: int | None, metrics: dict[str, float], sid: str, da
     manifest = api.resolve(NAME)
     result = {"dataset": NAME, "version": manifest.version, "digest": "d", "digests": {"edges.parquet": "d"},
               "task": TASK, "task_type": "snapshot-link-prediction", "split": "test", "metrics": metrics}
-    record = results.make_record(Graded("evaluate", result, model=model, run={"seed": seed}), manifest=manifest,
+    record = records.make_record(Graded("evaluate", result, model=model, run={"seed": seed}), manifest=manifest,
                                  now=FIXED)
     meta = {"model": model, "seed": seed, "dataset": f"{NAME}@{manifest.version}",
             "submitted": f"2025-01-0{day}T00:00:00Z",
@@ -239,7 +240,7 @@ def test_seed_baselines_puts_the_chaosnet_reference_predictors_on_the_board(tmp_
     """The reference predictors of a ChaosNet instance (rollout task) are seeded the same way: one row each, ranked
     by VPT (higher is better), every one re-graded."""
     from tgbhub.baselines.registry import models_for
-    from tgbhub.leaderboards import seed_baselines
+    from tgbhub.results.leaderboards import seed_baselines
 
     cache, root, name = tmp_path / "cache", tmp_path / "hub", "chaosnet/mini-k0.5-rho0.1-n8"
     publish("chaosnet", "1.1.0", parse_target(f"git:{root}"), datasets=["mini-k0.5-rho0.1-n8"], cache_dir=cache)
@@ -261,7 +262,7 @@ def test_update_grades_on_a_dask_cluster_as_it_does_here(tmp_path: Path) -> None
     """`leaderboard update --scheduler local:1` grades each submission as a task on a real LocalCluster: the same
     records' metrics and the same board as grading in this process."""
     pytest.importorskip("distributed")
-    from tgbhub.leaderboards import seed_baselines
+    from tgbhub.results.leaderboards import seed_baselines
 
     cache = tmp_path / "cache"
     boards = {}
@@ -336,5 +337,5 @@ def test_the_hubs_site_shows_the_graded_board(board: dict[str, Any], tmp_path: P
         ranked = [row for row in rows if row["status"] == "ranked"]
         for row in ranked:
             record = requests.get(f"{served.url}/site/{row['record']}", timeout=30)
-            assert record.status_code == 200 and results.record_sha256(record.json()) == \
-                record.json()[results.SHA_FIELD]
+            assert record.status_code == 200 and records.record_sha256(record.json()) == \
+                record.json()[records.SHA_FIELD]

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tgbhub.generators.__main__ import main as generators_main, manifest_path
-from tgbhub.generators.families import families
-from tgbhub.generators.manifests import with_responsible_ai
-from tgbhub.generators.tgrab.artifacts import EDGES_FILE, build_folder
-from tgbhub.generators.tgrab.catalogue import GENERATORS, entries
+from generators.__main__ import main as generators_main, manifest_path
+from generators.families import families
+from generators.manifests import with_responsible_ai
+from generators.tgrab.artifacts import EDGES_FILE, build_folder
+from generators.tgrab.catalogue import GENERATORS, entries
 from tgbhub.errors import GenerationError, ManifestError
 from tgbhub.hashing import content_digest
 from tgbhub.manifest import (CROISSANT_CONFORMS_TO, MANIFEST_CONFORMS_TO, RAI_FIELDS, data_part, parse_manifest, plain,

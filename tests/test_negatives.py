@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import tgbhub
-from tgbhub.generators.tgrab.artifacts import build_folder
-from tgbhub.generators.ranking import RANKING_Q
-from tgbhub.generators.tgrab.catalogue import entries
-from tgbhub.generators.negatives import (audit_pooled, dst_time_filtered, hist_rnd, history_csr, node_type_filtered,
+from generators.tgrab.artifacts import build_folder
+from generators.ranking import RANKING_Q
+from generators.tgrab.catalogue import entries
+from generators.negatives import (audit_pooled, dst_time_filtered, hist_rnd, history_csr, node_type_filtered,
                                          relation_pools, stream_key, time_filtered, type_pools)
 from tgbhub.errors import InvalidNameError
 from tgbhub.hashing import file_sha256

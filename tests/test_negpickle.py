@@ -19,8 +19,8 @@ import pytest
 
 from tests import tgb_formats as formats
 from tgbhub.errors import GenerationError
-from tgbhub.generators.tgb import catalogue, negpickle, tgbl
-from tgbhub.generators.tgb.release import Release, load_pickle
+from generators.tgb import catalogue, negpickle, tgbl
+from generators.tgb.release import Release, load_pickle
 
 ROOT = Path(__file__).resolve().parent.parent
 i8 = np.int64

@@ -1,4 +1,4 @@
-"""tgbn NDCG@10 under the two label-stream modes (tgbhub/tasks.py): ``tgb-parity`` (py-tgb's: the edges at a
+"""tgbn NDCG@10 under the two label-stream modes (tgbhub/tasks/declared.py): ``tgb-parity`` (py-tgb's: the edges at a
 label timestamp are visible before it is predicted) and ``strict`` (only edges before it). On a small tgbn release the
 ``period-activity`` baseline's submissions, and so the graded NDCG, differ exactly when edges lie on a label
 timestamp; the graded result records the mode."""
@@ -17,9 +17,9 @@ import tgbhub
 from tests import tgb_formats as formats
 from tests.test_import_tgbn import write_weekly
 from tgbhub.baselines.nodeprop import period_activity
-from tgbhub.tasks import read_ndcg_mode, visible_edges
+from tgbhub.tasks.declared import read_ndcg_mode, visible_edges
 from tgbhub.errors import InvalidNameError, SubmissionError
-from tgbhub.importing import import_tgb
+from tgbhub.local.imports import import_tgb
 
 NAME = "tgbn-genre"
 WEEK, START = 7 * 86400, 1_104_537_600  # write_weekly's weeks: label timestamps at START + (w + 1) * WEEK

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-import tgbhub.generators.chaosnet.artifacts as artifacts
-from tgbhub.generators.build import preflight
-from tgbhub.generators.chaosnet.catalogue import VERSION
+import generators.chaosnet.artifacts as artifacts
+from generators.build import preflight
+from generators.chaosnet.catalogue import VERSION
 from tests.test_chaosnet import GLIBC_X86_FMA
 from tests.test_chaosnet_portability import kernels
 from tgbhub import api
 from tgbhub.errors import GenerationError, SourceUnavailableError, SourceWarning
 from tgbhub.manifest import Manifest, parse_manifest, plain
-from tgbhub.sources.build import BuildSource
+from tgbhub.local.gateway import BuildSource
 
 ROOT = Path(__file__).resolve().parent.parent
 MINI = "chaosnet/mini-k2.0-rho0.3-n8"
@@ -93,7 +93,7 @@ def test_a_recipe_without_checks_still_probes_the_c_library() -> None:
 
 
 def _preflight_1_0_0(kernel: str) -> subprocess.CompletedProcess[str]:
-    code = ("import json, sys; from tgbhub.generators.build import preflight; from tgbhub.manifest import read_manifest; "
+    code = ("import json, sys; from generators.build import preflight; from tgbhub.manifest import read_manifest; "
             f"preflight(read_manifest('manifests/{MINI}/1.0.0.json').recipe); print('ok')")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "OPENBLAS_CORETYPE": kernel}, timeout=120)

@@ -12,7 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tgbhub import api, results
+from tgbhub import api
+from tgbhub.results import records
 from tgbhub.cli import main
 from tgbhub.errors import RecordError
 from tgbhub.evaluate import EVALUATOR_VERSION
@@ -40,17 +41,17 @@ def _verify(cache: Path, rec: Path, sub: Path, capsys: pytest.CaptureFixture[str
 
 def test_a_baseline_record_names_what_it_was_computed_on(baseline_run: tuple[Path, Path, Path]) -> None:
     _, sub, rec = baseline_run
-    record = results.read_record(rec)
+    record = records.read_record(rec)
     manifest = api.resolve(NAME)
     assert record["dataset"]["ref"] == f"{NAME}@{manifest.version}"
     assert record["dataset"]["files"]["edges.parquet"]["sha256"] == manifest.file("edges.parquet").sha256
     assert set(record["dataset"]["files"]) == {f.name for f in manifest.files}  # negatives included
     assert record["task"]["name"] == "snapshot-f1" and record["split"] == "test"
     assert record["evaluator"]["version"] == EVALUATOR_VERSION
-    assert record["submission"]["sha256"] == results.file_sha256(sub)
+    assert record["submission"]["sha256"] == records.file_sha256(sub)
     assert record["model"]["name"] == "edgebank" and set(record["metrics"]) == {"f1", "f1_change_points"}
     assert record["environment"]["tgbhub"] and record["environment"]["numpy"] and record["created"].endswith("Z")
-    assert rec.read_bytes() == results.canonical_json(record) + b"\n"
+    assert rec.read_bytes() == records.canonical_json(record) + b"\n"
 
 
 def test_the_record_verifies_against_its_submission(baseline_run: tuple[Path, Path, Path],
@@ -108,12 +109,12 @@ def _graded(seed: int, f1: float, split: str = "test") -> Graded:
 
 
 def _record(seed: int, f1: float, split: str = "test") -> dict:
-    return results.make_record(_graded(seed, f1, split), manifest=api.resolve(NAME), now=FIXED)
+    return records.make_record(_graded(seed, f1, split), manifest=api.resolve(NAME), now=FIXED)
 
 
 def test_three_seeds_aggregate_to_mean_sample_std_and_n() -> None:
     values = [0.5, 0.625, 0.875]
-    entry = results.aggregate([_record(seed, f1) for seed, f1 in zip((0, 1, 2), values)])
+    entry = records.aggregate([_record(seed, f1) for seed, f1 in zip((0, 1, 2), values)])
     assert entry["n"] == 3 and entry["seeds"] == [0, 1, 2] and entry["std"] == "sample (ddof=1)"
     assert entry["metrics"]["f1"]["mean"] == pytest.approx(2 / 3)
     assert entry["metrics"]["f1"]["std"] == pytest.approx(statistics.stdev(values))
@@ -123,23 +124,23 @@ def test_three_seeds_aggregate_to_mean_sample_std_and_n() -> None:
 
 def test_aggregation_refuses_other_configurations_and_edited_records() -> None:
     with pytest.raises(RecordError, match="split 'val'"):
-        results.aggregate([_record(0, 0.5), _record(1, 0.6, split="val")])
+        records.aggregate([_record(0, 0.5), _record(1, 0.6, split="val")])
     with pytest.raises(RecordError, match="seed"):
-        results.aggregate([_record(0, 0.5), _record(0, 0.6)])
+        records.aggregate([_record(0, 0.5), _record(0, 0.6)])
     edited = {**_record(1, 0.6), "metrics": {"f1": 0.9, "f1_change_points": 0.45}}
     with pytest.raises(RecordError, match="changed after it was written"):
-        results.aggregate([_record(0, 0.5), edited])
+        records.aggregate([_record(0, 0.5), edited])
 
 
 def test_canonical_json_is_stable() -> None:
     first, second = _record(7, 0.1 + 0.2), _record(7, 0.1 + 0.2)
-    assert results.canonical_json(first) == results.canonical_json(second)
-    assert first["record_sha256"] == second["record_sha256"] == results.record_sha256(first)
-    text = results.canonical_json(first)
-    assert results.canonical_json(json.loads(text)) == text  # floats as repr round-trip exactly
+    assert records.canonical_json(first) == records.canonical_json(second)
+    assert first["record_sha256"] == second["record_sha256"] == records.record_sha256(first)
+    text = records.canonical_json(first)
+    assert records.canonical_json(json.loads(text)) == text  # floats as repr round-trip exactly
     assert b"0.30000000000000004" in text
     reordered = dict(reversed(list(first.items())))
-    assert results.canonical_json(reordered) == text
+    assert records.canonical_json(reordered) == text
     assert json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode() == text
 
 
@@ -148,6 +149,6 @@ def test_counterfactual_writes_one_record_per_condition(tmp_path: Path) -> None:
     assert main(["--cache-dir", str(tmp_path / "cache"), "--offline", "--quiet", "counterfactual", "edgebank", NAME,
                  "--kinds", "shuffle", "--seeds", "0", "--controls", "--out", str(tmp_path / "cf"),
                  "--record", str(out)]) == 0
-    found = [results.read_record(path) for path in sorted(out.glob("*.json"))]
+    found = [records.read_record(path) for path in sorted(out.glob("*.json"))]
     assert sorted(r["condition"]["variant"] for r in found) == ["real", f"{NAME}~shuffle-s0"]
     assert all(r["kind"] == "counterfactual" and "mrr" in r["metrics"] for r in found)

@@ -3,7 +3,7 @@ import random
 import numpy as np
 import pytest
 
-from tgbhub.generators.streams import numpy_legacy_stream, pcg64_permutation, python_random_stream
+from generators.streams import numpy_legacy_stream, pcg64_permutation, python_random_stream
 
 
 @pytest.mark.parametrize("seed", [0, 1, 12345, 12345 + 256, 2**32 - 1, 2**32, 2**70 + 3])

@@ -10,10 +10,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tgbhub import api, results
+from tgbhub import api
+from tgbhub.results import records
 from tgbhub.cli import main
 from tgbhub.errors import InvalidNameError, ManifestError, PublishError, RecordError
-from tgbhub.submissions import prepare, submission_id, submit
+from tgbhub.results.submissions import prepare, submission_id, submit
 
 NAME = "t-grab/pdet-2-1"
 
@@ -23,7 +24,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
     folder = tmp_path_factory.mktemp("submit")
     cache, sub = folder / "cache", folder / "sub.parquet"
     graded = api.run_baseline("edgebank", NAME, out=sub, cache_dir=cache, offline=True)
-    return cache, sub, results.make_record(graded, cache_dir=cache, offline=True)
+    return cache, sub, records.make_record(graded, cache_dir=cache, offline=True)
 
 
 def _tree(repo: Path) -> list[str]:
@@ -88,7 +89,7 @@ def test_submit_and_update_through_the_hub_api(run: tuple[Path, Path, dict], tmp
     from tests.servers import FakeHubWrites, serving
     from tgbhub.hub.hfapi import HfTarget
     from tgbhub.hub.serve import start_local_hub
-    from tgbhub.leaderboards import leaderboard, update
+    from tgbhub.results.leaderboards import leaderboard, update
 
     cache, sub, record = run
     (tmp_path / "root").mkdir()

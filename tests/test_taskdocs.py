@@ -1,4 +1,4 @@
-"""Tasks versioned on their own (tgbhub.taskdocs, tgbhub.taskcache): documents pinned to a dataset version,
+"""Tasks versioned on their own (tgbhub.tasks.documents, tgbhub.local.task_artifacts): documents pinned to a dataset version,
 artifacts rebuilt from the verified dataset and accepted only on the document's digests; the dataset never changes."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from tgbhub import api
 from tgbhub.errors import GenerationError, IntegrityError, ManifestError
 from tgbhub.hashing import content_digest
 from tgbhub.registry import Registry
-from tgbhub.taskdocs import document_path, documents_for, parse_task_document, read_task_document
+from tgbhub.tasks.documents import document_path, documents_for, parse_task_document, read_task_document
 
 TASK = "window-forecast"
 
@@ -116,7 +116,7 @@ def test_the_cached_artifacts_are_used_without_rebuilding(shared_cache: Path, mo
     def no_build(recipe):
         raise AssertionError("rebuilt although cached")
 
-    import tgbhub.generators.forecast as forecast
+    import generators.forecast as forecast
 
     monkeypatch.setattr(forecast, "builder_for", no_build)
     again = tgbhub.load_dataset("t-grab/ce-4", cache_dir=shared_cache)

@@ -1,4 +1,4 @@
-"""Tasks as plug-ins (tgbhub.taskspecs): a task from its own folder, with its own artifacts and evaluator, is one
+"""Tasks as plug-ins (tgbhub.tasks.specs): a task from its own folder, with its own artifacts and evaluator, is one
 registration line away from being declared, built, loaded offline and graded; so is a transform (tests/test_derive)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 
 import tgbhub
 from tests.test_derive import TOY as TOY_TRANSFORM
-from tgbhub import taskspecs
-from tgbhub.generators import transforms
+from tgbhub.tasks import specs as taskspecs
+from generators import transforms
 
 BASE = "t-grab/pdet-2-16"
 
@@ -22,10 +22,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tgbhub.generators.manifests import file_object
+from generators.manifests import file_object
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
 from tgbhub.manifest import TASK_DOCUMENT_FORMAT, TASKS_FOLDER
-from tgbhub.taskspecs import TaskSpec
+from tgbhub.tasks.specs import TaskSpec
 
 NAME, TYPE, VERSION = "last-time", "toy-last-time", "1.0.0"
 FILE = "last-time.parquet"

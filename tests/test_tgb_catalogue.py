@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from tgbhub.errors import DatasetNotFoundError
-from tgbhub.generators.tgb import catalogue
-from tgbhub.generators.tgb.catalogue import CATALOGUE, CITATION_DGB, CITATION_TGB, CITATION_TGB2, check_stats, entry
+from generators.tgb import catalogue
+from generators.tgb.catalogue import CATALOGUE, CITATION_DGB, CITATION_TGB, CITATION_TGB2, check_stats, entry
 
 info = pytest.importorskip("tgb.utils.info")  # py-tgb 2.3.0, a [test] dependency
 TGB_DIR = Path(info.__file__).resolve().parents[1]

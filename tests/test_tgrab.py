@@ -11,8 +11,8 @@ import random
 import numpy as np
 import pytest
 
-from tgbhub.generators.tgrab.artifacts import generate
-from tgbhub.generators.tgrab.catalogue import GENERATORS, entries
+from generators.tgrab.artifacts import generate
+from generators.tgrab.catalogue import GENERATORS, entries
 from tests.nx_reference import reference_rows
 from tgbhub.hashing import content_digest
 

@@ -13,10 +13,10 @@ import pytest
 import tgbhub
 from tgbhub import api
 from tgbhub.errors import GenerationError, IntegrityError, InvalidNameError, ManifestError
-from tgbhub.generators.tlpcf.catalogue import DEFAULT_KINDS, DEFAULT_SEEDS, defaults, parse_variant, variant_name
+from generators.tlpcf.catalogue import DEFAULT_KINDS, DEFAULT_SEEDS, defaults, parse_variant, variant_name
 from tgbhub.manifest import plain, read_manifest
 from tgbhub.registry import Registry
-from tgbhub.sources.build import BuildSource
+from tgbhub.local.gateway import BuildSource
 
 ROOT = Path(__file__).resolve().parent.parent / "manifests"
 BASE = "t-grab/pdet-2-16"

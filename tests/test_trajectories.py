@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 import tgbhub
-from tgbhub.generators.chaosnet.artifacts import TRAJECTORIES_FILE, build_recipe
+from generators.chaosnet.artifacts import TRAJECTORIES_FILE, build_recipe
 from tgbhub import api, cache
 from tgbhub.cache import Fetched
 from tgbhub.errors import IntegrityError, InvalidNameError, MissingExtraError, SourceUnavailableError
-from tgbhub.sources.build import BuildSource
+from tgbhub.local.gateway import BuildSource
 
 MINI = "chaosnet/mini-k2.0-rho0.3-n8"
 FULL_N8 = "chaosnet/k2.0-rho0.2-n8"

@@ -25,8 +25,8 @@ __all__ = [
 
 #: names re-exported from the applications on top of the API, imported when first used: ``import tgbhub`` loads
 #: neither the Dask backend nor the trainers
-_LAZY = {"build": "tgbhub.scale", "train": "tgbhub.training", "leaderboard": "tgbhub.leaderboards",
-         "submit": "tgbhub.submissions"}
+_LAZY = {"build": "tgbhub.scale", "train": "tgbhub.training", "leaderboard": "tgbhub.results.leaderboards",
+         "submit": "tgbhub.results.submissions"}
 
 
 def __getattr__(name: str) -> Any:

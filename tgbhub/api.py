@@ -21,12 +21,12 @@ from tgbhub.manifest import Manifest, plain, read_manifest, require_kind
 from tgbhub.progress import Steps
 from tgbhub.registry import DERIVED_MARK, Registry
 from tgbhub.sources import Source
-from tgbhub.sources.build import BuildSource, Parent
+from tgbhub.local.gateway import BuildSource, Parent
 from tgbhub.sources.hf import HubSource
 from tgbhub.sources.http import MirrorSource
-from tgbhub.taskcache import document_on_request, ensure_task_cached
-from tgbhub.taskdocs import TaskDocument, documents_for, with_tasks
-from tgbhub.taskspecs import TaskSpec, declared_on_request, task_spec, task_specs
+from tgbhub.local.task_artifacts import document_on_request, ensure_task_cached
+from tgbhub.tasks.documents import TaskDocument, documents_for, with_tasks
+from tgbhub.tasks.specs import TaskSpec, declared_on_request, task_spec, task_specs
 
 _REGISTRY = Registry()
 Names = str | Sequence[str] | None
@@ -99,7 +99,7 @@ def resolve(name: str, version: str | None = None) -> Manifest:
 
 def _importable_full_names(bare: str) -> list[str]:
     """``family/bare`` for every importer whose catalogue has ``bare`` (without ``@version``)."""
-    from tgbhub.sources.build import importer_plugin
+    from tgbhub.local.gateway import importer_plugin
 
     short, at, pinned = bare.partition("@")
     found = []
@@ -120,8 +120,8 @@ def catalogue_rows(family: str | None = None, *, cache_dir: str | os.PathLike[st
     Raises:
         InvalidNameError: for a family nobody knows (naming the known ones).
     """
-    from tgbhub.importing import stored_versions
-    from tgbhub.sources.build import importer_plugin
+    from tgbhub.local.imports import stored_versions
+    from tgbhub.local.gateway import importer_plugin
 
     root = config.cache_root(cache_dir)
     plugins = [importer_plugin(source) for source in importer_names()]
@@ -183,7 +183,7 @@ def catalogue_card(name: str) -> dict[str, Any] | None:
     Raises:
         DatasetNotFoundError: for a name in an importer's family that its catalogue does not have (with suggestions).
     """
-    from tgbhub.sources.build import importer_plugin
+    from tgbhub.local.gateway import importer_plugin
 
     family, _, short = name.partition("@")[0].partition("/")
     for plugin in (importer_plugin(source) for source in importer_names()):
@@ -198,13 +198,13 @@ def catalogue_card(name: str) -> dict[str, Any] | None:
 def transforms() -> list[dict[str, Any]]:
     """Every transform a variant can be derived with (``family/base~KIND[-pN...]-sSEED``): its name, what it does,
     its parameters with their bounds, the dataset kinds it applies to and an example suffix."""
-    from tgbhub.sources.build import transform_cards
+    from tgbhub.local.gateway import transform_cards
 
     return transform_cards()
 
 
 def task_cards() -> list[dict[str, Any]]:
-    """Every registered task (:mod:`tgbhub.taskspecs`): name, type, version, summary, the dataset kinds that declare
+    """Every registered task (:mod:`tgbhub.tasks.specs`): name, type, version, summary, the dataset kinds that declare
     it, and whether it has artifacts."""
     return [{"name": spec.name, "type": spec.type, "version": spec.version, "summary": spec.summary,
              "applies_to": sorted(spec.applies_to), "artifacts": spec.artifacts is not None} for spec in task_specs()]
@@ -212,7 +212,7 @@ def task_cards() -> list[dict[str, Any]]:
 
 def importer_names() -> list[str]:
     """The SOURCE choices of ``tgbhub import SOURCE NAME`` (cheap: no importer is loaded)."""
-    from tgbhub.sources.build import importer_names as names
+    from tgbhub.local.gateway import importer_names as names
 
     return names()
 
@@ -220,7 +220,7 @@ def importer_names() -> list[str]:
 def importers() -> list[dict[str, Any]]:
     """Every benchmark ``tgbhub import SOURCE NAME`` can import: its ``name`` (SOURCE), ``family``, ``summary``,
     how many datasets its catalogue knows and an ``example`` name."""
-    from tgbhub.sources.build import importer_plugin
+    from tgbhub.local.gateway import importer_plugin
 
     found = []
     for plugin in (importer_plugin(name) for name in importer_names()):
@@ -249,7 +249,7 @@ def with_task_documents(manifest: Manifest) -> Manifest:
 
 
 def tasks_on_request(manifest: Manifest) -> list[TaskSpec]:
-    """The registered tasks (:mod:`tgbhub.taskspecs`) that loading ``manifest`` declares on request: those of its
+    """The registered tasks (:mod:`tgbhub.tasks.specs`) that loading ``manifest`` declares on request: those of its
     kind that no bundled task document declares (their documents and artifacts are built from the verified data on
     first use)."""
     return declared_on_request(manifest, {document.task_name for document in task_documents(manifest)})
@@ -311,7 +311,7 @@ def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.P
     (bit rot keeps a file's size and mtime, which is all the default ``"quick"`` check reads) and repairs what it
     finds, as ``tgbhub verify`` does. A derived dataset's parent is loaded first, the same
     way; a canonical variant name that is not published (another ``k`` or seed, e.g. ``~intense-k2-s11`` after a
-    base name) is built on request from its verified parent (see :mod:`tgbhub.derive`).
+    base name) is built on request from its verified parent (see :mod:`tgbhub.local.derive`).
 
     >>> ds = load_dataset("t-grab/ce-64", hub_endpoint="http://127.0.0.1:8090")   # doctest: +SKIP
     >>> ds.source, ds.num_nodes, ds.splits["test"]                                   # doctest: +SKIP
@@ -395,7 +395,7 @@ def _cached_manifest(name: str, version: str | None, root: Path) -> Manifest:
     try:
         return resolve(name, version)
     except DatasetNotFoundError:
-        from tgbhub.importing import stored_versions
+        from tgbhub.local.imports import stored_versions
 
         kept = stored_versions(root, reference.name)
         if DERIVED_MARK in reference.name and kept:  # derived here; the newest it holds
@@ -447,7 +447,7 @@ def _derived(name: str, version: str | None, root: Path, settings: Fetching,
         if advice is not None:
             raise DatasetNotFoundError.with_advice(name.partition("@")[0], advice) from missing
         raise missing
-    from tgbhub.derive import variant_on_request  # imports the build source: only for this path
+    from tgbhub.local.derive import variant_on_request  # imports the build source: only for this path
     from tgbhub.evaluate.metrics import generative_scores  # a variant's manifest records ATD/ACD to its parent
 
     return variant_on_request(name, version, catalogue, root, lambda parent: open_verified(parent, root, settings),
@@ -473,7 +473,7 @@ def _published_document(name: str, version: str, settings: Fetching) -> bytes | 
 def _imported(name: str, version: str | None, root: Path) -> Manifest | None:
     """The manifest of a dataset imported into this cache (``tgbhub import``) and not bundled, or ``None``; checked
     before the catalogue, cheaply (one folder listing each), so loading an import pays no suggestion search."""
-    from tgbhub.importing import load_imported
+    from tgbhub.local.imports import load_imported
     from tgbhub.registry import parse_reference
 
     if "/" not in name:  # a bare name: the catalogue's own error suggests its family
@@ -493,7 +493,7 @@ def _import_advice(name: str, version: str | None) -> str | None:
     Raises:
         DatasetNotFoundError: for a name in that family the release does not have (suggesting close ones).
     """
-    from tgbhub.importing import import_advice
+    from tgbhub.local.imports import import_advice
 
     return import_advice(name.partition("@")[0]) if "/" in name else None
 
@@ -672,7 +672,7 @@ def run_baseline(model: str, name: str, *, task: str | None = None, split: str |
     """
     from tgbhub.baselines import run_baseline as produce
     from tgbhub.evaluate.submission import write_submission
-    from tgbhub.tasks import choose_split
+    from tgbhub.tasks.declared import choose_split
 
     if out is not None and not Path(out).parent.is_dir():  # before any work
         raise InvalidNameError(f"out={os.fspath(out)!r}: the folder {Path(out).parent} does not exist; create it, or "
@@ -711,7 +711,7 @@ def _require_baseline(model: str, manifest: Manifest, task: Mapping[str, Any]) -
 def _pick_variants(base: Manifest, kinds: Sequence[str], seeds: Sequence[int]) -> list[str]:
     """The variant names of ``base`` for the given kinds (written as in a variant's name: ``shuffle``,
     ``intense-k5``) and seeds, in that kind order, then by seed. Published variants load as published; any other
-    is built on request (:mod:`tgbhub.derive`), and a malformed kind is refused when it is loaded."""
+    is built on request (:mod:`tgbhub.local.derive`), and a malformed kind is refused when it is loaded."""
     return [f"{base.name}~{kind}-s{int(seed)}" for kind in kinds for seed in seeds]
 
 

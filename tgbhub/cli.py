@@ -268,7 +268,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Print what matters for bit-exact rebuilds on this machine; exit 1 if a family's preflight refuses."""
-    from tgbhub.doctor import report  # deferred: runs the generators' probes
+    from tgbhub.local.doctor import report  # deferred: runs the generators' probes
 
     found = report()
     if args.json:
@@ -458,7 +458,7 @@ def cmd_counterfactual(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Import a dataset of another benchmark's release (TGB) into the verified cache and print its card."""
-    from tgbhub.importing import import_dataset
+    from tgbhub.local.imports import import_dataset
 
     manifest = import_dataset(args.benchmark, args.name, args.source, cache_dir=args.cache_dir,
                               offline=args.offline or None, manifests=args.manifests,
@@ -495,32 +495,32 @@ def _expected_stats(path: str | None) -> dict[str, Any] | None:
 
 
 def _write_records(args: argparse.Namespace, graded: Sequence[Any]) -> None:
-    """With ``--record PATH``: the result record of the run (:mod:`tgbhub.results`), or for the counterfactual check
+    """With ``--record PATH``: the result record of the run (:mod:`tgbhub.results.records`), or for the counterfactual check
     (several graded conditions) one record per condition and run in the folder PATH; the paths go to stderr, so
     ``--json`` output stays one JSON document."""
     if not getattr(args, "record", None):
         return
-    from tgbhub import results
+    from tgbhub.results import records
 
     options = {"cache_dir": args.cache_dir, "offline": args.offline or None}
     if args.run is not cmd_counterfactual:
-        results.record(graded[0], args.record, **options)
+        records.record(graded[0], args.record, **options)
         print(f"wrote record: {args.record}", file=sys.stderr)
         return
     folder = Path(args.record)
     for item in graded:
         run = item.run
         name = f"{Path(str(item.model)).stem}-{run['condition']}-r{run.get('run')}.json".replace("/", "_")
-        results.record(item, folder / name, **options)
+        records.record(item, folder / name, **options)
     print(f"wrote {len(graded)} records into {folder}", file=sys.stderr)
 
 
 def cmd_verify_result(args: argparse.Namespace) -> int:
     """Re-check a result record against its submission: exit 0 if every check matches, 1 on any mismatch (2, via
     :func:`main`, for a missing or edited record or a missing submission)."""
-    from tgbhub import results
+    from tgbhub.results import records
 
-    found = results.verify(args.record_file, args.submission, cache_dir=args.cache_dir,
+    found = records.verify(args.record_file, args.submission, cache_dir=args.cache_dir,
                            offline=args.offline or None, rtol=args.rtol)
     print(json.dumps(found.to_json(), indent=1) if args.json else "\n".join(found.lines()))
     return 0 if found.ok else 1
@@ -528,9 +528,9 @@ def cmd_verify_result(args: argparse.Namespace) -> int:
 
 def cmd_aggregate_results(args: argparse.Namespace) -> int:
     """Several seeds' records as one entry (mean, sample std, n, seeds), printed as JSON."""
-    from tgbhub import results
+    from tgbhub.results import records
 
-    print(json.dumps(results.aggregate([results.read_record(path) for path in args.records]), indent=1))
+    print(json.dumps(records.aggregate([records.read_record(path) for path in args.records]), indent=1))
     return 0
 
 
@@ -559,7 +559,7 @@ def _add_results_commands(commands: Any) -> None:
 def cmd_submit(args: argparse.Namespace) -> int:
     """Push a submission (and its claimed record) into the hub's submissions repo; it is graded by the hub's
     ``tgbhub leaderboard update``, never here."""
-    from tgbhub.submissions import submit
+    from tgbhub.results.submissions import submit
 
     done = submit(args.name, args.submission, to=args.to, model=args.model, record=args.record, paper=args.paper,
                   task=args.task, split=args.split, seed=args.seed, org=args.org, endpoint=args.endpoint,
@@ -578,7 +578,7 @@ _LEADERBOARD_ACTIONS = ("update", "seed-baselines")
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """``tgbhub leaderboard NAME``: print a board; ``update``: grade new submissions (the hub maintainer);
     ``seed-baselines``: submit every heuristic baseline of a family."""
-    from tgbhub import leaderboards
+    from tgbhub.results import leaderboards
 
     action = args.name if args.name in _LEADERBOARD_ACTIONS else "show"
     for option, value, owner in (("--hub", args.hub, "update"), ("--scheduler", args.scheduler, "update"),
@@ -728,7 +728,7 @@ def _add_import_command(commands: Any) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     """Export a dataset for another loader (DyGLib, the TLPCF forks' ml_ files, TGB's negatives pickle) and print
     what was written."""
-    from tgbhub import export
+    from tgbhub.compat import export
 
     dataset = api.load_dataset(args.name, cache_dir=args.cache_dir)
     written = export.export(dataset, args.format, args.out, split=args.split, task=args.task)

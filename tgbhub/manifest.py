@@ -341,7 +341,7 @@ def read_manifest(path: str | os.PathLike[str]) -> Manifest:
     return parse_manifest(doc)
 
 
-#: the ``conformsTo`` of every task document (tasks versioned on their own, :mod:`tgbhub.taskdocs`)
+#: the ``conformsTo`` of every task document (tasks versioned on their own, :mod:`tgbhub.tasks.documents`)
 TASK_DOCUMENT_FORMAT = TGBHUB_NAMESPACE + "task-document/1"
 #: the folder, inside a dataset's manifest folder, that holds its task documents
 TASKS_FOLDER = "tasks"

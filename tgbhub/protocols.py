@@ -24,7 +24,7 @@ from tgbhub.baselines.forecast import MEMORIES, score_groups
 from tgbhub.errors import UnsupportedTaskError
 from tgbhub.evaluate.metrics import grouped_auroc_ap
 from tgbhub.forecasting.windows import batch_index, events, pair_code
-from tgbhub.sources.build import batch_negatives
+from tgbhub.local.gateway import batch_negatives
 
 WINDOW_TASK = "window-forecast"
 

@@ -93,7 +93,7 @@ def train(model: str, name: str, *, version: str | None = None, seed: int = 42, 
         TrainingPaused: when ``time_limit`` stopped the fit before its protocol ended (its state is saved).
     """
     from tgbhub import api
-    from tgbhub.tasks import choose_split
+    from tgbhub.tasks.declared import choose_split
     from tgbhub.trainers import TrainConfig, make_trainer
 
     if resume and not write:

@@ -2,7 +2,7 @@
 columns.
 
 :data:`ARTIFACTS` maps a task document's recipe generator to the builder of its artifacts; the client's task cache
-(:mod:`tgbhub.taskcache`, through :mod:`tgbhub.sources.build`) looks the recipe up here, never a dataset or task
+(:mod:`tgbhub.local.task_artifacts`, through :mod:`tgbhub.local.gateway`) looks the recipe up here, never a dataset or task
 name. A builder is handed the task's definition (the library's task plug-in) as ``definition``.
 """
 

@@ -24,7 +24,7 @@ from ..manifests import MANIFEST_ROOT
 from ..tlpcf.parents import load_parent
 from tgbhub.forecasting import task as definition
 from tgbhub.registry import DERIVED_MARK, Registry
-from tgbhub.taskdocs import document_path
+from tgbhub.tasks.documents import document_path
 
 
 def main(argv: list[str] | None = None) -> int:

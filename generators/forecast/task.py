@@ -5,7 +5,7 @@ The task's definition (events, windows, horizon, task block, names and versions)
 those attributes), so generator code never imports the evaluator's side.
 
 Everything here derives from the dataset's verified edges alone, so the task is versioned on its own
-(:mod:`tgbhub.taskdocs`): the dataset's files and version never change when the task is added or revised.
+(:mod:`tgbhub.tasks.documents`): the dataset's files and version never change when the task is added or revised.
 """
 
 from __future__ import annotations

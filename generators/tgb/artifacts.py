@@ -135,7 +135,7 @@ def manifest_document(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]],
         stats["modified_release"] = {"catalogue_stats": catalogue, "checked_against": given}
         discrepancies.append({"field": "release", "paper": f"TGB's published statistics: {catalogue}",
                               "ours": f"a modified release, checked against the given statistics {given}",
-                              "evidence": "imported with --expected-stats (tgbhub.importing expected_stats)"})
+                              "evidence": "imported with --expected-stats (tgbhub.local.imports expected_stats)"})
     description = (f"TGB's {entry.name} (version {entry.tgb_version}), imported from {zip_name} and converted with "
                    f"py-tgb 2.3.0's conventions: {entry.domain or 'see the TGB paper'}. Split and negatives are TGB's.")
     return croissant_document(

@@ -23,7 +23,7 @@ window) and ``recency``, each scoring a window from the events before it starts.
 
 For ``node-property-ndcg`` (tgbn; :mod:`tgbhub.baselines.nodeprop`): ``period-activity``, each labelled node's
 edge weights per class over its last label period, seen through a label-stream mode (``period-activity:mode=strict``;
-default ``tgb-parity``, see :mod:`tgbhub.tasks`).
+default ``tgb-parity``, see :mod:`tgbhub.tasks.declared`).
 
 Every scorer answers snapshot (int64) and continuous (float64, a derived dataset's) timestamps, with splits counted
 in snapshots or rows.

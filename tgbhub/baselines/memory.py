@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from tgbhub.tasks import candidate_pairs, graded_snapshots
+from tgbhub.tasks.declared import candidate_pairs, graded_snapshots
 
 
 class PairTimes:

@@ -1,6 +1,6 @@
 """Node property prediction (``node-property-ndcg``, tgbn-*): ``period-activity``, each labelled node's class scores
 from its own edges of the last label period, seen through a label-stream ``mode``
-(:mod:`tgbhub.tasks`).
+(:mod:`tgbhub.tasks.declared`).
 
 The scores of ``(L, node)`` are the summed edge weights (``weight`` column; 1 per edge without it) from ``node`` to
 each class ``c`` (``dst = c``; tgbn's classes are destination ids below the label width) over the edges between the
@@ -22,7 +22,7 @@ import numpy as np
 
 from tgbhub.baselines.registry import register_baseline
 from tgbhub.errors import InvalidNameError
-from tgbhub.tasks import DEFAULT_NDCG_MODE, read_ndcg_mode, visible_edges
+from tgbhub.tasks.declared import DEFAULT_NDCG_MODE, read_ndcg_mode, visible_edges
 
 TASK_TYPE = "node-property-ndcg"
 

@@ -1,4 +1,6 @@
-"""Other libraries' APIs on top of tgbhub's verified cache, so their scripts run by changing one import line.
+"""Drop-in for other libraries: their APIs on top of tgbhub's verified cache, so their scripts run by changing one
+import line, and their file formats written from a dataset.
 
 - :mod:`tgbhub.compat.tgb`: py-tgb 2.3.0's ``LinkPropPredDataset``, ``NodePropPredDataset`` and ``Evaluator``.
+- :mod:`tgbhub.compat.export`: files for DyGLib, the TLPCF forks' ``ml_`` loaders and TGB's negatives pickle.
 """

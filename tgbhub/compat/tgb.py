@@ -54,8 +54,8 @@ from tgbhub.errors import DatasetNotFoundError, InvalidNameError, ScoreError, Un
 from tgbhub.evaluate.filtered import TASK_TYPE as FILTERED_TASK, FilterSets
 from tgbhub.evaluate.metrics import as_scores, metrics_from_ranks, on_accelerator, ranks
 from tgbhub.evaluate.nodeprop import DEFAULT_K as NDCG_K, ndcg_rows
-from tgbhub.importing import import_tgb
-from tgbhub.sources.build import importer_plugin
+from tgbhub.local.imports import import_tgb
+from tgbhub.local.gateway import importer_plugin
 
 PathLike = str | os.PathLike[str]
 SPLIT_MODES = ("val", "test")
@@ -115,7 +115,7 @@ def dataset_entry(name: str, task: str) -> Any:
 
 
 def open_imported(item: Any, cache_dir: PathLike | None, download: bool) -> Any:
-    """``tgb/<name>`` from the verified cache; imported first (:func:`tgbhub.importing.import_tgb`) when it is not
+    """``tgb/<name>`` from the verified cache; imported first (:func:`tgbhub.local.imports.import_tgb`) when it is not
     there and ``download`` is true.
 
     Raises:

@@ -190,7 +190,7 @@ class TemporalGraphDataset(Gradable):
         self._task_opener = opener
 
     def task_artifacts(self, task: str) -> tuple[Manifest, Mapping[str, Mapping[str, Path]]]:
-        """The verified artifacts of a task declared by a task document (:mod:`tgbhub.taskdocs`), built into the
+        """The verified artifacts of a task declared by a task document (:mod:`tgbhub.tasks.documents`), built into the
         cache on first use: the document's artifacts manifest and each file's column paths.
 
         Raises:

@@ -33,7 +33,7 @@ from tgbhub.evaluate.metrics import DEFAULT_KS, as_scores, filtered_ranks, metri
 from tgbhub.evaluate.registry import register_evaluator
 from tgbhub.evaluate.submission import read_submission, unique_ids
 from tgbhub.manifest import Manifest
-from tgbhub.tasks import choose_split
+from tgbhub.tasks.declared import choose_split
 
 TASK_TYPE = "time-filtered-ranking"
 

@@ -13,7 +13,7 @@ discounts (McSherry and Najork's tie averaging, sklearn's default), so a constan
 the best case; the ideal DCG sorts the labels themselves; a row whose label is all zero scores 0 and still counts.
 
 The grader sees only predictions; which edges the model saw before a label timestamp is the label stream's ``mode``
-(:mod:`tgbhub.tasks`: ``"tgb-parity"``, edges with ``t <= L`` visible, py-tgb's and the default; ``"strict"``,
+(:mod:`tgbhub.tasks.declared`: ``"tgb-parity"``, edges with ``t <= L`` visible, py-tgb's and the default; ``"strict"``,
 only ``t < L``). A submission states it (``evaluate(..., mode=)`` or an in-process ``submission.ndcg_mode``, as the
 ``period-activity`` baseline's) and every result records it in ``protocol`` (``ndcg_mode`` and what it shows).
 """
@@ -30,7 +30,7 @@ from tgbhub.evaluate.base import TaskEvaluator, result
 from tgbhub.evaluate.registry import register_evaluator
 from tgbhub.evaluate.submission import ListColumn, SubmissionError, read_submission, unique_ids
 from tgbhub.manifest import Manifest
-from tgbhub.tasks import NDCG_MODES, choose_split, read_ndcg_mode
+from tgbhub.tasks.declared import NDCG_MODES, choose_split, read_ndcg_mode
 
 TASK_TYPE = "node-property-ndcg"
 #: TGB's cut-off (hard-coded ``k = 10`` in py-tgb's node Evaluator)
@@ -158,7 +158,7 @@ class NodePropertyEvaluator(TaskEvaluator):
         over its rows, then the mean over label timestamps (``ndcg``).
 
         ``mode``: the label-stream mode the predictions were made under (``"tgb-parity"`` or ``"strict"``, see
-        :mod:`tgbhub.tasks`); default the submission's ``ndcg_mode``, else ``"tgb-parity"``. It does not change
+        :mod:`tgbhub.tasks.declared`); default the submission's ``ndcg_mode``, else ``"tgb-parity"``. It does not change
         the arithmetic; the result records it as ``protocol`` (``ndcg_mode``, ``visible_edges``) so two numbers made
         under different protocols are not compared unawares.
 

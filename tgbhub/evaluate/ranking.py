@@ -22,7 +22,7 @@ from tgbhub.evaluate.metrics import DEFAULT_KS, device_ranks, metrics_from_ranks
 from tgbhub.evaluate.registry import register_evaluator
 from tgbhub.evaluate.submission import ListColumn, SubmissionError, read_submission, unique_ids
 from tgbhub.manifest import Manifest
-from tgbhub.tasks import choose_split
+from tgbhub.tasks.declared import choose_split
 
 TASK_TYPE = "one-vs-many-ranking"
 

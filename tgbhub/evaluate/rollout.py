@@ -54,7 +54,7 @@ from tgbhub.evaluate.base import TaskEvaluator, result
 from tgbhub.evaluate.registry import register_evaluator
 from tgbhub.evaluate.submission import read_submission, unique_ids
 from tgbhub.manifest import Manifest
-from tgbhub.tasks import choose_split
+from tgbhub.tasks.declared import choose_split
 
 TASK_TYPE = "rollout-forecasting"
 AT_STEPS = (12, 24, 48, 96)

@@ -19,7 +19,7 @@ from tgbhub.evaluate.metrics import binary_f1
 from tgbhub.evaluate.registry import register_evaluator
 from tgbhub.evaluate.submission import SubmissionError, read_submission, unique_ids
 from tgbhub.manifest import Manifest
-from tgbhub.tasks import candidate_pairs, choose_split, graded_snapshots, pair_index, skipped_snapshots
+from tgbhub.tasks.declared import candidate_pairs, choose_split, graded_snapshots, pair_index, skipped_snapshots
 
 TASK_TYPE = "snapshot-link-prediction"
 

@@ -24,7 +24,7 @@ from tgbhub.evaluate.registry import register_evaluator
 from tgbhub.evaluate.submission import SubmissionError, read_submission, unique_ids
 from tgbhub.forecasting.windows import events, window_index
 from tgbhub.manifest import plain
-from tgbhub.tasks import choose_split
+from tgbhub.tasks.declared import choose_split
 
 TASK_TYPE = "window-link-forecasting"
 

@@ -1,4 +1,4 @@
-"""The window-forecasting task, the first task plug-in (:mod:`tgbhub.taskspecs`): its definition (pure, no I/O):
+"""The window-forecasting task, the first task plug-in (:mod:`tgbhub.tasks.specs`): its definition (pure, no I/O):
 name, versions, events, windows, horizon and task block.
 
 The client declares it for every temporal graph without a bundled task document (a variant built on request, an
@@ -14,7 +14,7 @@ from typing import Any
 
 from tgbhub.forecasting.windows import Events, events, suggest_horizon, window_index
 from tgbhub.manifest import TASKS_FOLDER, Manifest
-from tgbhub.taskspecs import TaskSpec
+from tgbhub.tasks.specs import TaskSpec
 
 __all__ = ["CITATION", "PUBLISHED", "TASK", "TASK_NAME", "TASK_TYPE", "TASK_VERSION", "events", "graded_splits",
            "horizon_of", "negatives_file", "task_block", "window_index"]

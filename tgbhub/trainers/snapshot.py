@@ -45,7 +45,7 @@ import numpy as np
 from tgbhub.baselines.memory import list_column, snapshot_queries
 from tgbhub.errors import IntegrityError, InvalidNameError, UnsupportedTaskError
 from tgbhub.progress import Steps
-from tgbhub.tasks import candidate_pairs, graded_snapshots
+from tgbhub.tasks.declared import candidate_pairs, graded_snapshots
 from tgbhub.trainers.base import FitReport, TrainConfig, checked_hparams, register_trainer
 from tgbhub.trainers.torchutil import isolated_rng, require_torch, resolve_device
 
@@ -98,7 +98,7 @@ def resolve_sizes(model: str, hparams: Mapping[str, Any], num_nodes: int | None)
 class PairQueries:
     """A snapshot task's graded queries on one split: every candidate pair of every graded snapshot.
 
-    Collects a score per candidate (in :func:`tgbhub.tasks.candidate_pairs`' order, the order of
+    Collects a score per candidate (in :func:`tgbhub.tasks.declared.candidate_pairs`' order, the order of
     :func:`tgbhub.baselines.memory.snapshot_queries`) and, on the way, each snapshot's F1 at the task's threshold.
     """
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from tgbhub.errors import TgbhubError
 from tgbhub.registry import Registry, natural_key, parse_reference
-from tgbhub.sources.build import BuildSource
+from tgbhub.local.gateway import BuildSource
 
 PACKAGES = ("tgbhub", "numpy", "numba", "llvmlite", "h5py", "pyarrow", "huggingface-hub")
 

@@ -1,7 +1,7 @@
 """The local-build source: regenerate a dataset from its manifest's recipe, bit for bit, with no network; and the
 one path by which anything built on request (a variant no catalogue publishes) enters the cache.
 
-This is the only library module that imports generator code (``tgbhub.generators``, always on use: numba kernels
+This is the only library module that imports generator code (``generators``, always on use: numba kernels
 load with it); everything else reaches the generators through the functions here.
 """
 
@@ -65,7 +65,7 @@ class BuildSource:
         Raises:
             GenerationError: naming the component that differs (or the missing generator), with the way out.
         """
-        from tgbhub.generators.build import preflight
+        from generators.build import preflight
 
         if manifest.recipe is None:
             raise GenerationError(f"{manifest.name}@{manifest.version} has no recipe, so it cannot be built locally; "
@@ -80,7 +80,7 @@ class BuildSource:
                 preflight finds this machine cannot reproduce the published values (before building), or a derived
                 dataset's parent was not handed over.
         """
-        from tgbhub.generators.build import Inputs, rebuild  # heavy: numba kernels load on use
+        from generators.build import Inputs, rebuild  # heavy: numba kernels load on use
 
         parent = manifest.derived_from
         if parent is not None and parent not in self.parents:
@@ -183,7 +183,7 @@ def _check_published(name: str, version: str, text: str, expected_sha256: str | 
 def parse_variant_name(name: str) -> tuple[str, str, dict[str, Any], int] | None:
     """``(base, kind, params, seed)`` of a variant name (``base~kind[-pN...]-sSEED``), or ``None`` if ``name``
     has not that shape."""
-    from tgbhub.generators.tlpcf.catalogue import parse_variant
+    from generators.tlpcf.catalogue import parse_variant
 
     return parse_variant(name)
 
@@ -195,7 +195,7 @@ def canonical_variant_name(base: str, kind: str, params: Mapping[str, Any], seed
         GenerationError: for an unknown transform, a missing, non-int or out-of-range parameter (naming the allowed
             range), or a bad seed.
     """
-    from tgbhub.generators.tlpcf.catalogue import variant_name
+    from generators.tlpcf.catalogue import variant_name
 
     return variant_name(base, kind, params, seed)
 
@@ -206,7 +206,7 @@ def check_transform_applies(kind: str, parent: Manifest) -> None:
     Raises:
         GenerationError: naming the transform, the dataset and the kinds the transform applies to.
     """
-    from tgbhub.generators.transforms import applicable
+    from generators.transforms import applicable
 
     applicable(kind, f"{parent.name}@{parent.version}", parent.graph.get("kind"))
 
@@ -214,7 +214,7 @@ def check_transform_applies(kind: str, parent: Manifest) -> None:
 def transform_cards() -> list[dict[str, Any]]:
     """Every registered transform as ``tgbhub list``/``info`` show it (name, summary, parameters with bounds, the
     dataset kinds it applies to, an example suffix)."""
-    from tgbhub.generators.transforms import transforms
+    from generators.transforms import transforms
 
     return [spec.card() for spec in transforms()]
 
@@ -231,8 +231,8 @@ def variant_builder(open_parent: Callable[[], Parent], kind: str, params: Mappin
             failed invariant.
     """
     def build(staging: Path) -> tuple[dict[str, Any], Fetched]:
-        from tgbhub.generators.tlpcf.artifacts import manifest_document, transform, write
-        from tgbhub.generators.tlpcf.catalogue import Variant
+        from generators.tlpcf.artifacts import manifest_document, transform, write
+        from generators.tlpcf.catalogue import Variant
 
         parent = open_parent()
         manifest = parent.manifest
@@ -256,13 +256,13 @@ def task_artifacts(spec: Any, generator: str | None = None, version: str | None 
     """
     if spec is not None and not isinstance(spec.artifacts, str):
         return spec.artifacts
-    from tgbhub.generators.forecast import artifacts_for
+    from generators.forecast import artifacts_for
 
     return artifacts_for(generator or spec.artifacts, version)
 
 
 def task_builder(manifest: Manifest, columns: Mapping[str, Mapping[str, Any]], spec: Any) -> OnRequest:
-    """The on-request build of task ``spec`` (a :class:`tgbhub.taskspecs.TaskSpec`) of a dataset with no bundled
+    """The on-request build of task ``spec`` (a :class:`tgbhub.tasks.specs.TaskSpec`) of a dataset with no bundled
     task document: its artifacts and its task document, written by the same builder the bundled documents are
     (``builtOnRequest`` marks it)."""
     def build(staging: Path) -> tuple[dict[str, Any], Fetched]:
@@ -277,7 +277,7 @@ def task_builder(manifest: Manifest, columns: Mapping[str, Mapping[str, Any]], s
 
 def importer_names() -> list[str]:
     """Every registered importer (the SOURCE choices of ``tgbhub import SOURCE NAME``)."""
-    from tgbhub.generators.importers import names
+    from generators.importers import names
 
     return names()
 
@@ -288,14 +288,14 @@ def importer_plugin(name: str) -> Any:
     Raises:
         GenerationError: if there is no such importer (listing the known ones).
     """
-    from tgbhub.generators.importers import importer
+    from generators.importers import importer
 
     return importer(name)
 
 
 def kept_release(cache_root: Path, importer: str, file_name: str) -> Path:
     """Where an import keeps the release it read (the importer's family rebuilds from it)."""
-    from tgbhub.generators.importers import kept_release as path
+    from generators.importers import kept_release as path
 
     return path(cache_root, importer, file_name)
 
@@ -310,8 +310,8 @@ def batch_negatives(pair_codes: Any, t: Any, lo: Any, hi: Any, num_nodes: int, s
     """
     import numpy as np
 
-    from tgbhub.generators.forecast.negatives import group_negatives  # numba kernels load on use
-    from tgbhub.generators.negatives import stream_key
+    from generators.forecast.negatives import group_negatives  # numba kernels load on use
+    from generators.negatives import stream_key
 
     key = stream_key(stream, split, seed)
     return group_negatives(pair_codes, t, np.arange(len(lo)), lo, hi, num_nodes, symmetric, key)

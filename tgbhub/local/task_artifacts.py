@@ -1,6 +1,6 @@
 """Task artifacts in the verified cache: rebuilt from the verified dataset, checked against the task document.
 
-A task document (:mod:`tgbhub.taskdocs`) pins the content digests of the dataset files it reads; its artifacts are
+A task document (:mod:`tgbhub.tasks.documents`) pins the content digests of the dataset files it reads; its artifacts are
 rebuilt locally from those verified files by the generator its recipe names, and install only if every artifact's
 content digest equals the document's (the cache's usual temp -> verify -> rename, under the per-version lock).
 """
@@ -15,9 +15,9 @@ from tgbhub.errors import IntegrityError
 from tgbhub.manifest import Manifest
 from tgbhub.progress import Steps
 from tgbhub.manifest import TASKS_FOLDER
-from tgbhub.sources.build import build_and_install, task_artifacts, task_builder
-from tgbhub.taskdocs import TaskDocument, document_path, parse_task_document, read_task_document
-from tgbhub.taskspecs import TaskSpec, task_spec
+from tgbhub.local.gateway import build_and_install, task_artifacts, task_builder
+from tgbhub.tasks.documents import TaskDocument, document_path, parse_task_document, read_task_document
+from tgbhub.tasks.specs import TaskSpec, task_spec
 
 #: how a cache names the task documents it built on request (next to the artifacts' version folder)
 ON_REQUEST_SUFFIX = ".document.json"

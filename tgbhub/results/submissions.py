@@ -4,10 +4,10 @@ A submission is pushed, ungraded, into the dataset repo ``ORG/submissions`` on a
 ``tgbhub hub serve ROOT`` serves, ``hf`` for the Hugging Face Hub or any server speaking its API):
 ``submissions/<family>/<name>/<task>/<submission_id>/`` holds ``submission.parquet`` (the file, byte for byte),
 ``meta.json`` (model, paper, time, dataset ``family/name@version``, task, split, seed) and, when the submitter has
-one, ``claim.json`` (the result record they claim, :mod:`tgbhub.results`). ``submission_id`` is the first 16 hex
+one, ``claim.json`` (the result record they claim, :mod:`tgbhub.results.records`). ``submission_id`` is the first 16 hex
 digits of the file's sha256, so the same bytes are one submission however often they are pushed.
 
-Nothing here grades: the hub maintainer's ``tgbhub leaderboard update`` (:mod:`tgbhub.leaderboards`) does, and
+Nothing here grades: the hub maintainer's ``tgbhub leaderboard update`` (:mod:`tgbhub.results.leaderboards`) does, and
 trusts no claim. Submitting checks only what is cheap: the file exists, is Parquet, the dataset, task and split
 exist, and a claimed record is intact and names this file, dataset and task.
 """
@@ -22,7 +22,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from tgbhub import api, config, results
+from tgbhub import api, config
+from tgbhub.results import records
 from tgbhub.errors import InvalidNameError, PublishError, RecordError
 from tgbhub.hashing import file_sha256
 from tgbhub.hub.git import GitTarget
@@ -117,7 +118,7 @@ class Submitted:
 
 
 def _json_bytes(value: Mapping[str, Any]) -> bytes:
-    return (json.dumps(results.canonical(value), indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    return (json.dumps(records.canonical(value), indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
 def _in_memory(path: str, data: bytes) -> RepoFile:
@@ -152,7 +153,7 @@ def prepare(name: str, submission: str | os.PathLike[str], *, model: str, record
     import pyarrow.parquet as pq
 
     from tgbhub.evaluate.submission import task_for_columns
-    from tgbhub.tasks import choose_split
+    from tgbhub.tasks.declared import choose_split
 
     if not model or not model.strip():
         raise InvalidNameError("a submission needs a model name (--model M), e.g. --model tgn")
@@ -175,8 +176,8 @@ def prepare(name: str, submission: str | os.PathLike[str], *, model: str, record
     sid = submission_id(path)
     claim: dict[str, Any] | None = None
     if record is not None:
-        claim = dict(record) if isinstance(record, Mapping) else results.read_record(record)
-        results.check_record(claim, "the claimed record")
+        claim = dict(record) if isinstance(record, Mapping) else records.read_record(record)
+        records.check_record(claim, "the claimed record")
         _require_claim_of(claim, ref, task_name, path)
         seed = seed if seed is not None else (claim.get("model") or {}).get("seed")
         hyperparameters = hyperparameters if hyperparameters is not None else \
@@ -187,7 +188,7 @@ def prepare(name: str, submission: str | os.PathLike[str], *, model: str, record
     files = [RepoFile(f"{folder}/{SUBMISSION_FILE}", file_sha256(path), path.stat().st_size, local=path),
              _in_memory(f"{folder}/{META_FILE}", _json_bytes(meta))]
     if claim is not None:
-        files.append(_in_memory(f"{folder}/{CLAIM_FILE}", results.canonical_json(claim) + b"\n"))
+        files.append(_in_memory(f"{folder}/{CLAIM_FILE}", records.canonical_json(claim) + b"\n"))
     return Submission(sid, ref, task_name, graded_split, meta, tuple(files))
 
 

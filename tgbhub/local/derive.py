@@ -12,7 +12,7 @@ newest version of the base is taken (as for any dataset).
 
 The manifest of such a variant exists only in the cache that built it, next to the variant's cache entry
 (``<cache>/<family>/<name>/<version>.manifest.json``); it is written under the entry's lock, after the files were
-verified and installed (:func:`tgbhub.sources.build.build_and_install`), so concurrent processes build once. Later
+verified and installed (:func:`tgbhub.local.gateway.build_and_install`), so concurrent processes build once. Later
 loads read it and go through the normal verified path (a damaged or deleted entry is rebuilt from its recipe).
 """
 
@@ -27,7 +27,7 @@ import numpy as np
 from tgbhub.errors import DatasetNotFoundError, GenerationError, InvalidNameError, VersionNotFoundError
 from tgbhub.manifest import Manifest
 from tgbhub.registry import Registry, parse_reference
-from tgbhub.sources.build import (Parent, build_and_install, canonical_variant_name, check_transform_applies,
+from tgbhub.local.gateway import (Parent, build_and_install, canonical_variant_name, check_transform_applies,
                                   parse_variant_name, variant_builder)
 
 

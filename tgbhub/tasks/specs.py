@@ -4,7 +4,7 @@ A task plug-in is one module defining ``TASK`` (a :class:`TaskSpec`: its name an
 its task block, how its artifacts are built and, for a type :mod:`tgbhub.evaluate` does not grade yet, its
 evaluator), named here by one line of :data:`REGISTERED`. A dataset of a kind the task applies to declares it on
 request when no bundled task document does; its document and artifacts are built from the verified data on first use
-(:mod:`tgbhub.taskcache`). Loading, ``tgbhub info``, ``tgbhub build --tasks`` and grading read this registry; nothing
+(:mod:`tgbhub.local.task_artifacts`). Loading, ``tgbhub info``, ``tgbhub build --tasks`` and grading read this registry; nothing
 else lists tasks.
 
 Adding a task: write a module defining ``TASK`` (its artifacts builder in the same folder, or a generator of

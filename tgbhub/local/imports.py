@@ -1,6 +1,6 @@
 """``tgbhub import SOURCE NAME [--from PATH_OR_URL]``: a benchmark's release of a dataset, converted, verified and
 cached. The importers (TGB first) are plug-ins (:mod:`generators.importers`, reached through
-:mod:`tgbhub.sources.build`); what is here is the same for every one of them.
+:mod:`tgbhub.local.gateway`); what is here is the same for every one of them.
 
 The import:
 
@@ -10,7 +10,7 @@ The import:
    mode nothing is downloaded and the error says what to download and where to put it. stdin is never read.
 2. converts it with the importer, which refuses it unless the statistics it measures equal the published ones (or
    ``expected_stats``), naming each difference;
-3. installs the files through the one on-request install path (:func:`tgbhub.sources.build.build_and_install`:
+3. installs the files through the one on-request install path (:func:`tgbhub.local.gateway.build_and_install`:
    staging, verify, install and store the manifest under the entry's lock), where :func:`tgbhub.load_dataset` finds
    it (``<cache>/<family>/<name>/<version>.manifest.json``).
 
@@ -32,7 +32,7 @@ from tgbhub.errors import DatasetNotFoundError, FetchError
 from tgbhub.hashing import file_sha256
 from tgbhub.manifest import Manifest, read_manifest
 from tgbhub.progress import Steps, byte_bar, counter
-from tgbhub.sources.build import build_and_install, importer_names, importer_plugin, kept_release
+from tgbhub.local.gateway import build_and_install, importer_names, importer_plugin, kept_release
 
 _CHUNK = 1 << 20
 

@@ -1,15 +1,15 @@
 """Leaderboards on a hub (issue 23): the maintainer's ``tgbhub leaderboard update`` and the reader's
 ``tgbhub leaderboard NAME`` / ``tgbhub.leaderboard(name)``.
 
-:func:`update` turns the submissions repo (:mod:`tgbhub.submissions`) into the results repo ``ORG/results``:
+:func:`update` turns the submissions repo (:mod:`tgbhub.results.submissions`) into the results repo ``ORG/results``:
 
 * every submission without an outcome yet is graded by the bundled evaluator (:func:`tgbhub.scale.evaluate`: here,
   or one task per file on a Dask cluster with ``scheduler=``); a claim is never read for a score;
-* a graded one gets the grader's own record ``records/<family>/<name>/<task>/<id>.json`` (:mod:`tgbhub.results`);
+* a graded one gets the grader's own record ``records/<family>/<name>/<task>/<id>.json`` (:mod:`tgbhub.results.records`);
   a malformed one a rejection ``rejections/.../<id>.json`` carrying the evaluator's own message (so a second update
   grades nothing again);
 * each touched board ``leaderboards/<family>/<name>/<task>.parquet`` is rebuilt from every outcome: seeds of one
-  configuration aggregate into one row (:func:`tgbhub.results.aggregate`), rows rank by the task's primary metric in
+  configuration aggregate into one row (:func:`tgbhub.results.records.aggregate`), rows rank by the task's primary metric in
   its direction (:mod:`tgbhub.evaluate.directions`), a claim whose metric differs from the re-grade is flagged (the
   re-graded value stands), rejected submissions follow; all in one commit.
 
@@ -31,11 +31,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from tgbhub import api, config, results
+from tgbhub import api, config
+from tgbhub.results import records
 from tgbhub.errors import FetchError, IntegrityError, RecordError
 from tgbhub.hub.layout import RepoFile
 from tgbhub.hub.release import commit_files
-from tgbhub.submissions import (CLAIM_FILE, META_FILE, RESULTS_REPO, SUBMISSION_FILE, SUBMISSIONS_REPO, HubTarget,
+from tgbhub.results.submissions import (CLAIM_FILE, META_FILE, RESULTS_REPO, SUBMISSION_FILE, SUBMISSIONS_REPO, HubTarget,
                                 folder_of, hub_target, parse_path, repo_for, submit_many)
 
 #: a claimed metric within this relative distance of the re-grade is not flagged (last-bit differences of float
@@ -166,10 +167,10 @@ def update(hub: str | HubTarget, *, org: str | None = None, endpoint: str | None
                     run = {"submission": os.fspath(path), "seed": entry.meta.get("seed"),
                            "hyperparameters": entry.meta.get("hyperparameters")}
                     graded = Graded("evaluate", result, model=str(entry.meta["model"]), run=run)
-                    entry.record = results.make_record(graded, manifest=manifest, cache_dir=cache_dir,
+                    entry.record = records.make_record(graded, manifest=manifest, cache_dir=cache_dir,
                                                        offline=offline, now=now)
                     written.append(_file(record_path(dataset, task, entry.id),
-                                         results.canonical_json(entry.record) + b"\n"))
+                                         records.canonical_json(entry.record) + b"\n"))
                     report.graded.append(entry.id)
             for board in sorted({entry.board for entry in fresh.values()}):
                 entries = [fresh.get(key) or _known(subs, sub_head, out, head, tree, key, files)
@@ -211,7 +212,7 @@ def _known(subs: Any, sub_head: str, out: Any, head: str | None, tree: Mapping[s
     graded, rejected = record_path(*key), rejection_path(*key)
     if graded in tree and head is not None:
         entry.record = json.loads(out.read(head, graded))
-        results.check_record(entry.record, f"the results repo's {graded}")
+        records.check_record(entry.record, f"the results repo's {graded}")
     elif rejected in tree and head is not None:
         entry.rejection = json.loads(out.read(head, rejected))
     else:
@@ -233,7 +234,7 @@ def _version_key(ref: str) -> tuple[int, ...]:
 
 
 def _json_file(path: str, value: Mapping[str, Any]) -> RepoFile:
-    return _file(path, (json.dumps(results.canonical(value), indent=1, sort_keys=True) + "\n").encode())
+    return _file(path, (json.dumps(records.canonical(value), indent=1, sort_keys=True) + "\n").encode())
 
 
 def _file(path: str, data: bytes) -> RepoFile:
@@ -256,7 +257,7 @@ def check_claim(claim: bytes | None, record: Mapping[str, Any], primary: str
         return False, None, "", []
     try:
         found = json.loads(claim)
-        results.check_record(found, "the claim")
+        records.check_record(found, "the claim")
     except (json.JSONDecodeError, UnicodeDecodeError, RecordError) as exc:
         return True, None, f"the claim is not an intact result record ({exc}); the re-graded values stand", []
     claimed_metrics = found.get("metrics") or {}
@@ -283,14 +284,14 @@ def _close(claimed: Any, regraded: Any) -> bool:
 
 
 def _config_key(record: Mapping[str, Any]) -> str:
-    """What seeds of one configuration share (:data:`tgbhub.results.AGGREGATE_KEYS`), as one string."""
+    """What seeds of one configuration share (:data:`tgbhub.results.records.AGGREGATE_KEYS`), as one string."""
     values = []
-    for dotted in results.AGGREGATE_KEYS:
+    for dotted in records.AGGREGATE_KEYS:
         value: Any = record
         for part in dotted.split("."):
             value = value.get(part) if isinstance(value, Mapping) else None
         values.append(value)
-    return json.dumps(results.canonical(values), sort_keys=True)
+    return json.dumps(records.canonical(values), sort_keys=True)
 
 
 def _groups(entries: Sequence[Entry]) -> list[list[Entry]]:
@@ -354,8 +355,8 @@ def board_rows(entries: Sequence[Entry], task: Mapping[str, Any]) -> list[dict[s
 
 
 def _ranked_row(group: list[Entry], metric: str) -> dict[str, Any]:
-    records = [e.record for e in group]
-    entry = results.aggregate(records)  # type: ignore[arg-type]
+    seeds = [e.record for e in group]
+    entry = records.aggregate(seeds)  # type: ignore[arg-type]
     checks = [check_claim(e.claim, e.record, metric) for e in group]  # type: ignore[arg-type]
     claimed = [c[1] for c in checks]
     first = group[0]
@@ -525,14 +526,14 @@ def seed_baselines(to: str | HubTarget, *, family: str = "t-grab", datasets: Seq
                    offline: bool | None = None) -> list[Any]:
     """Run every heuristic baseline of every task of ``family``'s datasets (or only ``datasets``, short or full
     names; only ``models``), record each run, and submit each with its record to ``to`` in one commit. Returns one
-    :class:`~tgbhub.submissions.Submitted` per run; a run already submitted is ``exists``.
+    :class:`~tgbhub.results.submissions.Submitted` per run; a run already submitted is ``exists``.
 
     Raises:
         DatasetNotFoundError: for an unknown dataset.
-        PublishError: as :func:`tgbhub.submissions.submit_many`.
+        PublishError: as :func:`tgbhub.results.submissions.submit_many`.
     """
     from tgbhub.baselines.registry import models_for
-    from tgbhub.submissions import prepare
+    from tgbhub.results.submissions import prepare
 
     target = hub_target(to, endpoint=endpoint, token=token)
     names = ([n if "/" in n else f"{family}/{n}" for n in datasets] if datasets
@@ -548,7 +549,7 @@ def seed_baselines(to: str | HubTarget, *, family: str = "t-grab", datasets: Seq
                     out = Path(scratch) / f"{manifest.short_name}-{task['name']}-{model}.parquet"
                     graded = api.run_baseline(model, f"{manifest.name}@{manifest.version}", task=str(task["name"]),
                                               out=out, cache_dir=cache_dir, offline=offline)
-                    record = results.make_record(graded, manifest=manifest, cache_dir=cache_dir, offline=offline)
+                    record = records.make_record(graded, manifest=manifest, cache_dir=cache_dir, offline=offline)
                     prepared.append(prepare(f"{manifest.name}@{manifest.version}", out, model=model, record=record,
                                             task=str(task["name"]), split=graded.result.get("split"),
                                             cache_dir=cache_dir, offline=offline))
@@ -571,9 +572,9 @@ def seed_runs(to: str | HubTarget, runs: Sequence[str | os.PathLike[str]], *, or
     Raises:
         RecordError: if a folder has no ``record.json`` (saying how to write one), or it is not an intact record.
         InvalidNameError: if the submission the record names is not in the folder.
-        PublishError: as :func:`tgbhub.submissions.submit_many`.
+        PublishError: as :func:`tgbhub.results.submissions.submit_many`.
     """
-    from tgbhub.submissions import prepare
+    from tgbhub.results.submissions import prepare
 
     target = hub_target(to, endpoint=endpoint, token=token)
     prepared = []
@@ -582,8 +583,8 @@ def seed_runs(to: str | HubTarget, runs: Sequence[str | os.PathLike[str]], *, or
         path = folder / RUN_RECORD
         if not path.is_file():
             raise RecordError(f"{folder} has no {RUN_RECORD}: write the run's result record with `tgbhub train ... "
-                              f"--out {folder} --record {path}` (or `tgbhub.results.record(graded, path)`)")
-        record = results.read_record(path)
+                              f"--out {folder} --record {path}` (or `tgbhub.results.records.record(graded, path)`)")
+        record = records.read_record(path)
         submission = folder / str((record.get("submission") or {}).get("file") or "submission.parquet")
         prepared.append(prepare(str(record["dataset"]["ref"]), submission, model=str(record["model"]["name"]),
                                 record=record, task=record["task"]["name"], split=record.get("split"),

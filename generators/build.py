@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .families import Built, Inputs, Parent, family_of
 from tgbhub.manifest import Recipe
+
+from .families import Built, Inputs, Parent, family_of
 
 __all__ = ["Built", "Inputs", "Parent", "preflight", "rebuild"]
 

@@ -1,6 +1,6 @@
 """Turn per-snapshot undirected edge lists into the canonical stored edge stream.
 
-The stored convention (architecture §4): one row per direction, sorted by ``(t, src, dst)``, ``t`` the 0-based
+The stored convention (docs/design.md, "Formats"): one row per direction, sorted by ``(t, src, dst)``, ``t`` the 0-based
 snapshot index, ``t:int64, src:int32, dst:int32``. Empty snapshots contribute no rows; their existence is recorded by
 the snapshot count, never by sentinel rows.
 """

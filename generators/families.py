@@ -2,7 +2,7 @@
 
 A family is a plug-in: its own folder declares a :class:`Family` (its generators, its catalogue, how it writes an
 entry's artifacts and manifest, how it rebuilds a recipe, and its preflight), and :data:`REGISTERED` names its
-module, one line per family. ``python -m generators``, the local-build source (:mod:`generators.build`) and
+module, one line per family. ``python -m scripts.manifests``, the local-build source (:mod:`generators.build`) and
 everything else that needs "every family" iterate this registry; nothing else lists families or dispatches on a
 generator name's prefix.
 
@@ -13,10 +13,8 @@ importer needs no line here.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,6 +22,7 @@ import numpy as np
 
 from tgbhub.errors import GenerationError
 from tgbhub.manifest import Manifest, Recipe
+from tgbhub.plugins import PluginTable
 
 #: family name -> the module (relative to this package) that defines its ``FAMILY``
 REGISTERED: dict[str, str] = {
@@ -49,7 +48,7 @@ class Built:
     so the cache need not decode them again."""
 
     files: dict[str, Path]
-    columns: dict[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
+    columns: Mapping[str, Mapping[str, np.ndarray]] = field(default_factory=dict)
 
 
 class Parent(Protocol):
@@ -89,7 +88,7 @@ class Family:
     datasets, and their manifests are published as entries of the parent family's ``derived.json`` (manifest sha256,
     size, rows) instead of shipped: a client derives each manifest from the parent's and checks it byte for byte.
     ``responsible_ai(entry)``: the Croissant RAI fields of a catalogue entry's manifest, which ``write`` records too;
-    ``python -m generators --metadata-only`` sets them on the committed manifests without rebuilding (``None``: a
+    ``python -m scripts.manifests --metadata-only`` sets them on the committed manifests without rebuilding (``None``: a
     family whose manifests are not committed, or derived and so rewritten by a rebuild).
     """
 
@@ -103,19 +102,19 @@ class Family:
     responsible_ai: Callable[[Any], Mapping[str, Any]] | None = None
 
 
-@cache
-def _registered(module: str) -> Family:
-    return importlib.import_module(module, __package__).FAMILY
+#: the registered families, each module imported when its family is first read
+FAMILIES: PluginTable[str, Family] = PluginTable("dataset family", REGISTERED, attribute="FAMILY", package=__package__,
+                                                 error=GenerationError)
 
 
 def family(name: str) -> Family:
     """The registered family ``name`` (a family of this registry, or the one an importer brings).
 
     Raises:
-        GenerationError: if no family of that name is registered.
+        GenerationError: if no family of that name is registered, or its module defines another family.
     """
-    if name in REGISTERED:
-        return _registered(REGISTERED[name])
+    if name in FAMILIES:
+        return FAMILIES[name]
     for found in _importer_families():
         if found.name == name:
             return found
@@ -126,7 +125,7 @@ def family(name: str) -> Family:
 def families() -> list[Family]:
     """Every registered family, in registration order, then the families importers bring (each rebuilds the datasets
     its importer imported)."""
-    return [*(family(name) for name in REGISTERED), *_importer_families()]
+    return [*FAMILIES.values(), *_importer_families()]
 
 
 def _importer_families() -> list[Family]:

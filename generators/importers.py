@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .plugins import load
+from tgbhub.errors import GenerationError
+from tgbhub.plugins import PluginTable
 
 #: where an import keeps the release it read, under the cache root: ``<cache>/downloads/<importer>/<file>``
 KEPT = Path("downloads")
@@ -44,7 +45,7 @@ class Converted:
 
     document: dict[str, Any]
     files: dict[str, Path]
-    columns: dict[str, Mapping[str, np.ndarray]]
+    columns: Mapping[str, Mapping[str, np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -73,9 +74,14 @@ class Importer:
     card: Callable[[Any], dict[str, Any]]
     release: Callable[[Any], Release]
     version: Callable[[Any], str]
-    convert: Callable[[Any, Path, str, "Mapping[str, Any] | None", Path], Converted]
+    convert: Callable[[Any, Path, str, Mapping[str, Any] | None, Path], Converted]
     builder: Any = None
     reports_progress: bool = False
+
+
+#: the registered importers, each module imported when its SOURCE is first read
+IMPORTERS: PluginTable[str, Importer] = PluginTable("importer", REGISTERED, attribute="IMPORTER", package=__package__,
+                                                    error=GenerationError)
 
 
 def kept_release(cache_root: Path, importer_name: str, file_name: str) -> Path:
@@ -95,9 +101,9 @@ def importer(name: str) -> Importer:
     Raises:
         GenerationError: if no importer of that name is registered (listing the known ones).
     """
-    return load(REGISTERED, name, "IMPORTER", __package__, f"no importer {name!r}; known: {', '.join(REGISTERED)}")
+    return IMPORTERS.require(name)
 
 
 def importers() -> list[Importer]:
     """Every registered importer, in registration order."""
-    return [importer(name) for name in REGISTERED]
+    return list(IMPORTERS.values())

@@ -7,7 +7,7 @@ folder) and later processes load it in well under a second; the notice is printe
 happen: the kernel has no code for the call's argument types in this process, and none in the on-disk cache.
 
 The notice changes nothing about what is computed: the kernels, their flags and their cached machine code are
-numba's as before (numba keys a cache entry by the CPU's name and features, so cached code is never reused on a
+numba's own (numba keys a cache entry by the CPU's name and features, so cached code is never reused on a
 machine it was not compiled for).
 """
 
@@ -65,8 +65,8 @@ def announce_compile(kernel: Any, args: Sequence[Any], what: str, duration: str,
                      stream: TextIO | None = None) -> bool:
     """Print ``compiling WHAT (first use in this process, about DURATION)...`` on stderr (or ``stream``) when
     ``kernel(*args)`` is about to compile (:func:`will_compile`) and ``kernel`` has not been announced in this
-    process yet, unless ``TGBHUB_QUIET`` is set. Call it just before the kernel. Returns whether it printed. Raises nothing (a failed write to the
-    stream aside).
+    process yet, unless ``TGBHUB_QUIET`` is set. Call it just before the kernel. Returns whether it printed. Raises
+    nothing (a failed write to the stream aside).
     """
     if os.environ.get(QUIET_ENV):  # `tgbhub --quiet`: errors only
         return False

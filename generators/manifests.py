@@ -37,9 +37,9 @@ def parquet_record_set(name: str, file: str, description: str,
     """A RecordSet reading every column of a Parquet artifact (a 2-D column is a fixed-size list per row)."""
     fields = []
     for column, values in columns.items():
-        field = {"@type": "cr:Field", "@id": f"{name}/{column}", "name": column,
-                 "dataType": CROISSANT_TYPES[str(values.dtype)],
-                 "source": {"fileObject": {"@id": file}, "extract": {"column": column}}}
+        field: dict[str, Any] = {"@type": "cr:Field", "@id": f"{name}/{column}", "name": column,
+                                 "dataType": CROISSANT_TYPES[str(values.dtype)],
+                                 "source": {"fileObject": {"@id": file}, "extract": {"column": column}}}
         if values.ndim == 2:
             field["repeated"] = True
         fields.append(field)
@@ -82,8 +82,8 @@ def with_responsible_ai(document: Mapping[str, Any], responsible_ai: Mapping[str
     """``document`` carrying ``responsible_ai`` (every field of :data:`tgbhub.manifest.RAI_FIELDS`, in that order, right
     after ``citeAs``; any RAI field it had is replaced), declaring Croissant RAI in ``conformsTo``, its ``@context``
     recomputed. Every other key keeps its value and place, so applied to a published manifest it changes only
-    metadata outside the versioned data: ``python -m generators --metadata-only`` and a full rebuild write the same
-    bytes.
+    metadata outside the versioned data: ``python -m scripts.manifests --metadata-only`` and a full rebuild write the
+    same bytes.
 
     Raises:
         GenerationError: if a RAI field is missing or empty, or one that is not a RAI field (``rai:`` prefix) is given.

@@ -16,10 +16,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .edges import TemporalEdges
-from .negatives import History, hist_rnd, stream_key
 from tgbhub.errors import GenerationError
 
+from .edges import TemporalEdges
+from .negatives import History, hist_rnd, stream_key
 
 #: negatives per query of the ranking task: 20 (TGB's THG q), enough for Hits@10 to mean something on 100 nodes
 RANKING_Q = 20
@@ -71,8 +71,9 @@ def ranking_submission() -> dict[str, Any]:
             "neg_scores": "exactly count[query] scores, in the order of the query's negatives"}
 
 
-def _negatives_schema(q: int, t_type: pa.DataType = pa.int64()) -> pa.Schema:
-    return pa.schema([("t", t_type), ("src", pa.int32()), ("dst", pa.int32()),
+def _negatives_schema(q: int, t_type: pa.DataType | None = None) -> pa.Schema:
+    """The Arrow schema of a negatives file with ``q`` negatives per query; ``t`` is ``t_type`` (default int64)."""
+    return pa.schema([("t", pa.int64() if t_type is None else t_type), ("src", pa.int32()), ("dst", pa.int32()),
                       ("negatives", pa.list_(pa.int32(), q)), ("count", pa.int32())])
 
 

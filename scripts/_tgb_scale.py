@@ -57,13 +57,11 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scripts._draws import distinct_draws
+from scripts._table import print_table
+from tests import tgb_formats as formats
 
-from _table import print_table  # noqa: E402
-from bench_tgb import distinct_draws  # noqa: E402
-from tests import tgb_formats as formats  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 RESULT = "TGB_SCALE_RESULT "
 PHASE = "TGB_SCALE_PHASE "
@@ -418,10 +416,11 @@ def child(cell: str, paths_json: str) -> None:
 
 def spawn(cell: str, paths: dict[str, Any], rss_limit: float) -> dict[str, Any]:
     """Run ``cell`` in a fresh interpreter, sampling its resident memory; a result, or what stopped it."""
-    command = [sys.executable, __file__, "--child", cell, "--paths", json.dumps(paths)]
+    # the child runs as this module from the repository root, where ``scripts`` is importable
+    command = [sys.executable, "-m", __spec__.name, "--child", cell, "--paths", json.dumps(paths)]
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        child_process = subprocess.Popen(command, stdout=out, stderr=err)
+        child_process = subprocess.Popen(command, stdout=out, stderr=err, cwd=ROOT)
         peak, stopped = 0, None
         while child_process.poll() is None:
             peak = max(peak, _resident(child_process.pid))
@@ -552,7 +551,8 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     rows: list[tuple[str, ...]] = []
     scratch = tempfile.TemporaryDirectory(prefix="bench-tgb-scale-") if args.workdir is None else None
-    work = Path(scratch.name) if scratch else args.workdir
+    # absolute: the cells run from the repository root
+    work = Path(scratch.name) if scratch else args.workdir.resolve()
     try:
         for layout, sizes in (("wiki", _sizes(args.sizes)), ("coin", _sizes(args.coin_sizes))):
             for size in sizes:

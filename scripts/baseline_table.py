@@ -1,6 +1,6 @@
 """Run every heuristic baseline through ``tgbhub baseline`` on every T-GRAB dataset; print the markdown table.
 
-    .venv/bin/python scripts/baseline_table.py [--cache-dir DIR] [--json OUT]
+    .venv/bin/python -m scripts.baseline_table [--cache-dir DIR] [--json OUT]   # from the repository root
 
 Snapshot task (test F1, plus F1 at change points for pdet-2-n) for edgebank, edgebank-train, edgebank-tw and
 persistence, and the ranking task's test MRR for the same models. Each cell is one ``tgbhub baseline MODEL NAME
@@ -17,10 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from tgbhub.api import registry  # noqa: E402
-from tgbhub.cli import main as cli  # noqa: E402
+from tgbhub.api import registry
+from tgbhub.cli import main as cli
 
 MODELS = ("edgebank", "edgebank-train", "edgebank-tw", "persistence")
 

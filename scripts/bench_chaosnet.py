@@ -19,6 +19,7 @@ Measured rows and extrapolated rows are printed as two separate tables.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -26,22 +27,19 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
+import tgbhub
+from tgbhub import api
+from tgbhub.errors import SourceUnavailableError
+from tgbhub.manifest import parse_manifest
+from tgbhub.local.gateway import BuildSource
+from generators.chaosnet.artifacts import seeds_of
+from generators.chaosnet.catalogue import N_VALUES, full_instances
+from generators.chaosnet.dynamics import simulate, trajectories
+from generators.chaosnet.reference import simulate_numpy
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import json  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-import tgbhub  # noqa: E402
-from tgbhub import api  # noqa: E402
-from tgbhub.errors import SourceUnavailableError  # noqa: E402
-from tgbhub.manifest import parse_manifest  # noqa: E402
-from tgbhub.local.gateway import BuildSource  # noqa: E402
-from generators.chaosnet.artifacts import seeds_of  # noqa: E402
-from generators.chaosnet.catalogue import N_VALUES, full_instances  # noqa: E402
-from generators.chaosnet.dynamics import simulate, trajectories  # noqa: E402
-from generators.chaosnet.reference import simulate_numpy  # noqa: E402
 
 SLICE = [(2.0, 0.05), (6.5, 0.5)]  # x N in (8, 16, 32): 6 instances, both ends of the coupling range
 BUILD = "chaosnet/k2.0-rho0.2-n32"

@@ -23,18 +23,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _table import print_table  # noqa: E402
-import tgbhub  # noqa: E402
-from tgbhub.api import registry  # noqa: E402
-from generators.tlpcf.catalogue import DEFAULT_KINDS, DEFAULT_SEEDS, variant_name  # noqa: E402
-from generators.tlpcf.distort import distort, tau_bar, variant_key  # noqa: E402
+import tgbhub
+from tgbhub.api import registry
+from generators.tlpcf.catalogue import DEFAULT_KINDS, DEFAULT_SEEDS, variant_name
+from generators.tlpcf.distort import distort, tau_bar, variant_key
+from scripts._table import print_table
 
 LARGEST = "t-grab/psto-64-p90"
 

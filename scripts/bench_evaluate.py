@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import pickle
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -29,12 +28,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _table import print_table  # noqa: E402
-from tgbhub.columns import read_parquet_columns  # noqa: E402
-from tgbhub.evaluate.metrics import rank_metrics  # noqa: E402
+from scripts._table import print_table
+from tgbhub.columns import read_parquet_columns
+from tgbhub.evaluate.metrics import rank_metrics
 
 
 def timed(fn: Callable[[], object], repeats: int) -> tuple[list[float], object]:

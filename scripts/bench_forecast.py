@@ -35,17 +35,13 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 os.environ.setdefault("TGBHUB_NO_PROGRESS", "1")
 
 import numpy as np  # noqa: E402
 from sklearn.metrics import average_precision_score, roc_auc_score  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _table import print_table  # noqa: E402
+from scripts._table import print_table  # noqa: E402
 from tgbhub.baselines.forecast import score_groups  # noqa: E402
 from tgbhub.evaluate.metrics import auroc, average_precision, grouped_auroc_ap  # noqa: E402
 from tgbhub.forecasting.windows import Events, pair_code, suggest_horizon, window_index  # noqa: E402

@@ -24,7 +24,6 @@ import shutil
 import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -33,16 +32,13 @@ from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _table import print_table  # noqa: E402
-from tgbhub.api import resolve  # noqa: E402
-from tgbhub.hub.layout import dataset_tag, file_path, repo_id  # noqa: E402
-from tgbhub.hub.serve import start_local_hub  # noqa: E402
-from tgbhub.publish import parse_target, publish  # noqa: E402
-from tgbhub.sources.hf import HubSource  # noqa: E402
-from tgbhub.sources.http import stream_to_file  # noqa: E402
+from scripts._table import print_table
+from tgbhub.api import resolve
+from tgbhub.hub.layout import dataset_tag, file_path, repo_id
+from tgbhub.hub.serve import start_local_hub
+from tgbhub.publish import parse_target, publish
+from tgbhub.sources.hf import HubSource
+from tgbhub.sources.http import stream_to_file
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):

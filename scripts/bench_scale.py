@@ -29,12 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from scripts._table import print_table
+from tgbhub import api, scale
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from _table import print_table  # noqa: E402
-
-from tgbhub import api, scale  # noqa: E402
 
 SERIAL = ("import json, sys, time; from tgbhub import scale; names = json.loads(sys.argv[1]); "
           "started = time.perf_counter(); report = scale.build(names, cache_dir=sys.argv[2]); "

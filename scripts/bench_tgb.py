@@ -72,12 +72,11 @@ import numpy as np
 os.environ.setdefault("TGBHUB_NO_PROGRESS", "1")
 os.environ.setdefault("TGBHUB_OFFLINE", "1")
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _table import print_table  # noqa: E402
+from scripts._draws import distinct_draws  # noqa: E402
+from scripts._table import print_table  # noqa: E402
 from tests import tgb_formats as formats  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
 
 NAME = "tgbl-wiki"
 HUB_NAME = f"tgb/{NAME}"
@@ -85,19 +84,6 @@ RESULT = "BENCH_TGB_RESULT "
 
 
 # --- the release (setup, not timed) ----------------------------------------------------------------------------------
-
-def distinct_draws(rng: np.random.Generator, rows: int, population: int, q: int) -> np.ndarray:
-    """``[rows, q]`` draws from ``range(population)``, distinct within each row (Floyd's algorithm, vectorised over
-    rows), in a random order per row."""
-    if q > population:
-        raise ValueError(f"--q {q} exceeds the {population} destinations a query can draw from")
-    out = np.empty((rows, q), dtype=np.int64)
-    for k, j in enumerate(range(population - q, population)):
-        pick = rng.integers(0, j + 1, rows)
-        taken = (out[:, :k] == pick[:, None]).any(axis=1) if k else np.zeros(rows, dtype=bool)
-        out[:, k] = np.where(taken, j, pick)
-    return rng.permuted(out, axis=1)
-
 
 def write_release(folder: Path, edges: int, users: int, items: int, feat_dim: int, q: int,
                   seed: int) -> tuple[dict[str, Path], dict[str, int]]:
@@ -331,8 +317,9 @@ def child(cell: str, paths_json: str, batch: int) -> None:
 
 
 def spawn(cell: str, paths: dict[str, Any], batch: int) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, __file__, "--child", cell, "--paths", json.dumps(paths),
-                           "--batch", str(batch)], capture_output=True, text=True, check=False)
+    # the child runs as this module from the repository root, where ``scripts`` is importable
+    done = subprocess.run([sys.executable, "-m", __spec__.name, "--child", cell, "--paths", json.dumps(paths),
+                           "--batch", str(batch)], capture_output=True, text=True, check=False, cwd=ROOT)
     lines = [line for line in done.stdout.splitlines() if line.startswith(RESULT)]
     if done.returncode != 0 or not lines:
         raise RuntimeError(f"cell {cell} failed (exit {done.returncode}):\n{done.stdout[-3000:]}\n"
@@ -361,7 +348,7 @@ def label(count: int) -> str:
 
 def main() -> None:
     if "--scale" in sys.argv[1:]:  # the scale bench: its own options (scripts/bench tgb --scale --help)
-        import _tgb_scale
+        from scripts import _tgb_scale
 
         _tgb_scale.main(sys.argv[1:])
         return
@@ -389,7 +376,8 @@ def main() -> None:
     args.items = args.items or max(100, args.edges // 500)
 
     scratch = tempfile.TemporaryDirectory(prefix="bench-tgb-") if args.workdir is None else None
-    work = Path(scratch.name) if scratch else args.workdir
+    # absolute: the cells run from the repository root
+    work = Path(scratch.name) if scratch else args.workdir.resolve()
     try:
         paths, once, sizes = setup(work, args)
         check_agreement(paths, args.check_queries, args.seed)

@@ -13,15 +13,11 @@ import statistics
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _table import print_table  # noqa: E402
-import tgbhub  # noqa: E402
-from tgbhub.api import registry, resolve  # noqa: E402
-from tests.nx_reference import reference_rows  # noqa: E402
+import tgbhub
+from tgbhub.api import registry, resolve
+from scripts._table import print_table
+from tests.nx_reference import reference_rows
 
 FAMILIES = {"t-grab/periodic-er": ("pdet", ("k", "n")), "t-grab/periodic-sbm": ("psto", ("k", "p_intra")),
             "t-grab/cause-effect": ("ce", ("lag",)), "t-grab/long-range": ("lr", ("lag", "d"))}

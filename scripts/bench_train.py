@@ -17,19 +17,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _table import print_table  # noqa: E402
-from upstream_loop import run_upstream  # noqa: E402
-
-import tgbhub  # noqa: E402
-from tgbhub.trainers import TrainConfig, make_trainer  # noqa: E402
-from tgbhub.trainers.chaosnet_models import MODELS  # noqa: E402
+import tgbhub
+from tgbhub.trainers import TrainConfig, make_trainer
+from tgbhub.trainers.chaosnet_models import MODELS
+from scripts._table import print_table
+from scripts.upstream_loop import run_upstream
 
 MODEL_NAMES = ("dlinear", "lstm", "tcn", "graph_wavenet")
 #: the models a CPU-only run times by default (the other two cost tens of MFLOP per window: hours per epoch pair)

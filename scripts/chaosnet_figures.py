@@ -9,6 +9,7 @@ on the test split, then writes
   near-integrable vs chaotic;
 
 and prints the markdown table (rho in {0.05, 0.2, 0.5}) used in docs/chaosnet.md. Needs ``tgbhub[plot]`` (matplotlib).
+Run it from the repository root: ``python -m scripts.chaosnet_figures``.
 """
 
 from __future__ import annotations
@@ -18,10 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import matplotlib  # noqa: E402
+import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -30,6 +28,8 @@ import numpy as np  # noqa: E402
 import tgbhub  # noqa: E402
 from generators.chaosnet.catalogue import K_VALUES, RHO_VALUES, instance_name  # noqa: E402
 from tgbhub.baselines import run_baseline  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
 
 MODELS = ("zero", "persistence", "linear")
 TABLE_RHO = (0.05, 0.2, 0.5)

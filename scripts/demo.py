@@ -28,7 +28,7 @@ def main() -> None:
     print(f"  nodes      {dataset.num_nodes}")
     print(f"  rows       {dataset.num_rows:,} (both directions of {dataset.num_rows // 2:,} undirected edges)")
     print(f"  snapshots  {dataset.num_snapshots:,}")
-    for name, (start, stop) in dataset.splits.items():
+    for name, (start, stop) in dataset.snapshot_splits.items():
         print(f"  split      {name:<15} t in [{start}, {stop})  {dataset.split(name).t.size:>7,} rows")
     print(f"  digest     {dataset.digest}")
     print(f"  source     {dataset.source} ({first:.2f} s)   cache: {args.cache_dir}")

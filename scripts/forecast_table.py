@@ -1,7 +1,7 @@
 """EdgeBank under window forecasting next to fixed-size batch evaluation (b = 200, 800) on a handful of T-GRAB
 datasets: the table of docs/forecasting.md.
 
-    .venv/bin/python scripts/forecast_table.py [--cache-dir DIR] [--models edgebank-tw,edgebank-thr] [NAME ...]
+    .venv/bin/python -m scripts.forecast_table [--cache-dir DIR] [--models edgebank-tw,edgebank-thr] [NAME ...]
 
 Each row is :func:`tgbhub.protocols.compare_protocols` (the window task graded by its reference evaluator; the batch
 protocol with DyGLib's rules), test split. Delta = (window - batch) / batch, the paper's relative change.
@@ -10,14 +10,11 @@ protocol with DyGLib's rules), test split. Delta = (window - batch) / batch, the
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import tgbhub  # noqa: E402
-from tgbhub.protocols import compare_protocols  # noqa: E402
+import tgbhub
+from tgbhub.protocols import compare_protocols
 
 DATASETS = ("t-grab/pdet-2-16", "t-grab/pdet-8-1", "t-grab/psto-4-p90", "t-grab/ce-16", "t-grab/ce-64",
             "t-grab/lr-4-4")

@@ -41,8 +41,6 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
 
 FORMAT = "tgbhub-gpu-check/1"
 INSTANCES = ("chaosnet/k0.5-rho0.3-n8", "chaosnet/k2.0-rho0.2-n8")
@@ -187,7 +185,7 @@ def write_record(ctx: Context, step: Step, outcome: Outcome, seconds: float, now
 
 def speed_step(model: str) -> Step:
     def act(ctx: Context, seconds: float) -> Outcome:
-        import bench_train
+        from scripts import bench_train
 
         limits = ctx.limits
         dataset = ctx.dataset(limits.instances[0])
@@ -213,7 +211,7 @@ def speed_step(model: str) -> Step:
 
 def evaluate_step() -> Step:
     def act(ctx: Context, seconds: float) -> Outcome:
-        import bench_evaluate
+        from scripts import bench_evaluate
 
         limits = ctx.limits
         try:

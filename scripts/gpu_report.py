@@ -24,11 +24,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from scripts.gpu_check import (AGREEMENT_MODELS, FORMAT, GOAL_EPOCH_S, INSTANCES, REPRODUCTION_MODELS, SEEDS,
+                               SPEED_MODELS, UPSTREAM_H100_EPOCH_S, published)
 
-from gpu_check import (AGREEMENT_MODELS, FORMAT, GOAL_EPOCH_S, INSTANCES, REPRODUCTION_MODELS,  # noqa: E402
-                       SEEDS, SPEED_MODELS, UPSTREAM_H100_EPOCH_S, published)
+HERE = Path(__file__).resolve().parent
 
 DOCS = HERE.parent / "docs"
 RECORDS = DOCS / "gpu-records"

@@ -10,10 +10,10 @@ quoted in the trainers' issue) and the heuristics' test F1 on the T-GRAB dataset
 - right: T-GRAB validation F1 per epoch of ``gclstm`` and ``tgn`` with EdgeBank's and persistence's test F1 on the
   focus dataset (runs that stopped within 10 epochs are left out: their val F1 reached 1).
 
-Usage::
+Usage, from the repository root::
 
-    python scripts/training_figures.py add RESULT.json [...]   # record runs (replaces a run of the same key)
-    python scripts/training_figures.py draw                     # write docs/figures/training-reproduction.png
+    python -m scripts.training_figures add RESULT.json [...]   # record runs (replaces a run of the same key)
+    python -m scripts.training_figures draw                     # write docs/figures/training-reproduction.png
 """
 
 from __future__ import annotations

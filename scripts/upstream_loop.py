@@ -22,17 +22,16 @@ Left out because they cost nothing measurable or do not apply to these models: t
 ``get_kl_loss`` / adjacency-regulariser hooks (none of the four models has them), progress printing, result JSON.
 The teacher-forced test pass over the stride-1 test windows is timed only when asked (``test_pass=True``).
 
-Run it: ``python scripts/upstream_loop.py`` (1 epoch of dlinear, 200 train batches, on CPU); ``--help`` for more.
+Run it from the repository root: ``python -m scripts.upstream_loop`` (1 epoch of dlinear, 200 train batches, on
+CPU); ``--help`` for more.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,7 +40,6 @@ from torch import nn
 from torch.nn import functional as F
 from torch.utils.data import DataLoader, Dataset
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("TGBHUB_NO_PROGRESS", "1")
 
 SEQ_LEN, PRED_LEN = 48, 12

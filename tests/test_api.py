@@ -17,8 +17,10 @@ def test_dataset_surface(shared_cache: Path) -> None:
     ds = tgbhub.load_dataset("t-grab/ce-16", cache_dir=shared_cache)
     assert (ds.name, ds.version, ds.num_nodes, ds.num_snapshots) == ("t-grab/ce-16", "1.0.0", 101, 4016)
     assert ds.source in {"build", "cache"}
-    assert dict(ds.splits) == {"train": (0, 2813), "val": (2813, 3214), "test": (3214, 3615),
-                               "test_inductive": (3615, 4016)}
+    assert ds.snapshot_splits == {"train": (0, 2813), "val": (2813, 3214), "test": (3214, 3615),
+                                  "test_inductive": (3615, 4016)}
+    assert ds.splits == {name: tuple(int(i) for i in np.searchsorted(ds.t, bounds))
+                         for name, bounds in ds.snapshot_splits.items()}  # the same splits, in rows
     key = (ds.t.astype(np.int64) * 101 + ds.src) * 101 + ds.dst
     assert np.all(np.diff(key) > 0)
     test = ds.split("test")
@@ -85,3 +87,48 @@ def test_to_torch_on_cpu(shared_cache: Path) -> None:
     assert torch.equal(tensors["t"], torch.from_numpy(np.array(ds.t, dtype=np.int64)))
     default = ds.to_torch()
     assert default["dst"].device.type == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _small_tgb_import(root: Path) -> str:
+    """A small tgbl-wiki release in py-tgb's formats, imported into the cache at ``root``; its full name."""
+    from tests import tgb_formats as formats
+    from tgbhub.local.imports import import_tgb
+
+    files = formats.write_tgbl(root / "release", "tgbl-wiki", n_edges=400, seed=0)
+    data = formats.load_with_pytgb(files).full_data
+    stats = {"num_nodes": len(np.union1d(data["sources"], data["destinations"])), "num_edges": len(data["sources"]),
+             "edge_feat_dim": int(data["edge_feat"].shape[1])}
+    import_tgb("tgbl-wiki", formats.zip_dataset(files, root / "zips"), cache_dir=root / "cache", expected_stats=stats)
+    return "tgb/tgbl-wiki"
+
+
+def test_list_info_and_the_dataset_agree_on_sizes_for_every_family(tmp_path: Path) -> None:
+    """One definition per kind (api.dataset_summary): ``tgbhub list`` (catalogue_rows), ``tgbhub info`` (describe)
+    and the loaded dataset give the same nodes, rows, snapshots and splits, on one dataset of every family built
+    here."""
+    from tgbhub import api
+
+    cache = tmp_path / "cache"
+    names = ["t-grab/ce-4", "t-grab/ce-4~shuffle-s0", "chaosnet/mini-k2.0-rho0.3-n8", _small_tgb_import(tmp_path)]
+    for name in names:
+        ds = tgbhub.load_dataset(name, cache_dir=cache, offline=True)
+        family = name.split("/")[0]
+        row = {r["name"]: r for r in api.catalogue_rows(family, cache_dir=cache)}[name]
+        info = api.describe(name, cache_dir=cache)
+        card = ds.card()
+        trajectories = isinstance(ds, tgbhub.data.TrajectoryDataset)
+        snapshots = ds.num_steps if trajectories else ds.num_snapshots
+        for source in (row, info):
+            assert (source["num_nodes"], source["num_rows"], source["num_snapshots"]) == (
+                ds.num_nodes, ds.num_rows, snapshots), (name, source)
+        assert (card["num_nodes"], card["num_rows"]) == (ds.num_nodes, ds.num_rows)
+        assert info["splits"] == card["splits"] == {k: list(v) for k, v in ds.splits.items()}  # rows, everywhere
+        by_unit = ("ic_splits", ds.ic_splits) if trajectories else ("snapshot_splits", ds.snapshot_splits)
+        assert info.get(by_unit[0]) == (None if by_unit[1] is None else {k: list(v) for k, v in by_unit[1].items()})
+        if trajectories:  # a node is a state variable (q_i or p_i); a site carries two of them
+            assert row["num_sites"] == info["num_sites"] == card["num_sites"] == ds.num_sites == ds.num_nodes // 2
+        else:  # a node is an id of the node-id space
+            assert int(max(ds.src.max(), ds.dst.max())) < ds.num_nodes
+    tgb = {r["name"]: r for r in api.catalogue_rows("tgb", cache_dir=cache)}
+    assert tgb["tgb/tgbl-wiki"]["status"] == "imported" and tgb["tgb/tgbl-wiki"]["published_num_nodes"] == 9227
+    assert tgb["tgb/tgbl-review"]["num_nodes"] is None  # counted once imported, never TGB's count in its place

@@ -1,210 +1,343 @@
-"""The one-way data flow (architecture §1, §10): no module imports a hop that comes later in the flow; the library
-reaches the generators only through the build source, and generators import only manifest, hashing and errors."""
+"""The import structure of tgbhub/ and generators/: an ordered list of layers, and the two rules an order cannot say.
+
+Every module of both trees belongs to exactly one layer of :data:`LAYERS`, the package's face (``tgbhub/__init__.py``),
+the API and the command line included; a module may import its own layer and earlier ones, never a later one.
+
+What counts as an import, read from the source (nothing is run):
+
+- an ``import`` or ``from ... import`` statement anywhere in the file: at module level, inside a function or a class,
+  under ``if TYPE_CHECKING:``; a relative one is resolved against the module's package, as Python resolves it;
+- a call to ``import_module``/``importlib.import_module``/``__import__`` whose target is a string literal; a relative
+  target is resolved against the call's package where that is a literal, ``__package__`` or ``__name__``;
+- a string literal, anywhere in the module, that names a module of this tree: dotted (``"tgbhub.evaluate.ranking"``)
+  or relative (``".tgrab.family"``, resolved against the module's package as ``import_module(name, __package__)``
+  resolves it). The plug-in tables (the evaluators', baselines' and trainers' ``PluginTable``, the ``REGISTERED``
+  dicts of tasks, families, importers and transforms, TGB's converters) write their modules as such strings and
+  import them later through a variable, which no reading of calls can follow: the literal is where the dependency is
+  declared, so that is where it counts. Every literal counts, not only those of known tables, so a new table needs no
+  change here; a string that names a module without meaning it (``".git"`` beside ``tgbhub/hub/git.py``) is counted
+  too, a false alarm that names its line, where a narrower rule would miss a real import in silence. A bare top-level
+  name (``"tgbhub"``, ``"generators"``) is not counted: it is also the program's, the distribution's and a folder's
+  name, and no plug-in table names a top-level package.
+
+An import of a module of this tree that does not exist (``tgbhub.generators``, gone with the move of generators/ to
+its own package) is reported too.
+"""
 
 from __future__ import annotations
 
 import ast
+import importlib.util
+import re
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+#: the trees whose every module belongs to a layer
+TREES = ("tgbhub", "generators")
 
-# module (or package) -> tgbhub/generators modules it may import (imports inside functions count the same)
-ALLOWED = {
-    "tgbhub.errors": set(),
-    "tgbhub.config": {"tgbhub.errors"},
-    "tgbhub.hashing": {"tgbhub.errors"},
-    "tgbhub.manifest": {"tgbhub.errors"},
-    "tgbhub.columns": {"tgbhub.errors"},
-    "tgbhub.progress": set(),
-    # registries filled from one explicit list of modules each (evaluators, baselines, trainers)
-    "tgbhub.plugins": set(),
-    "tgbhub.registry": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.config"},
-    "tgbhub.cache": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.config", "tgbhub.columns"},
-    # the hub layout (repo paths, tags) and the publish targets / local Hub server; no client-side hops
-    "tgbhub.hub": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.hub"},
-    # where bytes come from; sources.build is the one module that reaches the generators (checked below)
-    "tgbhub.sources": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.config", "tgbhub.cache",
-                       "tgbhub.sources", "tgbhub.hub", "tgbhub.progress", "generators"},
-    # the task registry (tasks as plug-ins); its plug-ins are named by module path, not imported here
-    "tgbhub.tasks.specs": {"tgbhub.errors", "tgbhub.manifest"},
-    # windows, batches, diagnostics and the PyG adapter: pure functions over dataset objects (link forecasting),
-    # and the window task's plug-in
-    "tgbhub.forecasting": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.forecasting", "tgbhub.tasks.specs"},
-    "tgbhub.data": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.columns", "tgbhub.data", "tgbhub.forecasting"},
-    # `tgbhub import SOURCE NAME`: find or download a release, then the build source's one install path
-    "tgbhub.local.imports": {"tgbhub.errors", "tgbhub.config", "tgbhub.cache", "tgbhub.hashing", "tgbhub.manifest",
-                         "tgbhub.progress", "tgbhub.sources", "tgbhub.registry"},
-    # task documents (tasks versioned on their own) and their artifacts in the verified cache
-    "tgbhub.tasks.documents": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.registry"},
-    "tgbhub.local.task_artifacts": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.cache", "tgbhub.progress", "tgbhub.tasks.documents",
-                         "tgbhub.tasks.specs", "tgbhub.sources"},
-    # variants built on request: names -> the verified parent -> the build source's one install path
-    "tgbhub.local.derive": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.registry", "tgbhub.sources"},
-    # loader adapters (DyGLib / the TLPCF forks' ml_ files / TGB negatives): pure functions over dataset objects
-    "tgbhub.compat.export": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.hashing", "tgbhub.data"},
-    # declared-task helpers (candidate sets, graded ranges) shared by evaluate and baselines
-    "tgbhub.tasks.declared": {"tgbhub.errors", "tgbhub.manifest"},
-    "tgbhub.evaluate": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks.declared", "tgbhub.evaluate", "tgbhub.forecasting",
-                        "tgbhub.plugins"},
-    # baselines write submissions; they never import the evaluator that grades them
-    "tgbhub.baselines": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks.declared", "tgbhub.data", "tgbhub.baselines",
-                         "tgbhub.forecasting", "tgbhub.plugins"},
-    # trainable baselines (issue 14): the baselines' side of the layers, so never the evaluator that grades them
-    "tgbhub.trainers": {"tgbhub.errors", "tgbhub.manifest", "tgbhub.tasks.declared", "tgbhub.data", "tgbhub.baselines",
-                        "tgbhub.progress", "tgbhub.trainers", "tgbhub.plugins"},
-    # applications on top of the API (they import tgbhub.api; only the CLI and scripts import them)
-    "tgbhub.scale": {"tgbhub", "tgbhub.api", "tgbhub.cache", "tgbhub.config", "tgbhub.errors", "tgbhub.evaluate",
-                     "tgbhub.progress"},
-    "tgbhub.training": {"tgbhub.api", "tgbhub.cache", "tgbhub.config", "tgbhub.errors", "tgbhub.evaluate",
-                        "tgbhub.manifest", "tgbhub.tasks.declared", "tgbhub.trainers"},
-    # result records (issue 23): re-grades through the API; a heuristic's options are its hyper-parameters
-    "tgbhub.results.records": {"tgbhub", "tgbhub.api", "tgbhub.baselines", "tgbhub.cache", "tgbhub.errors", "tgbhub.hashing",
-                       "tgbhub.evaluate"},
-    # the static catalogue site (issue 23): pages from manifests, the derived index and the importers' cards
-    "tgbhub.site": {"tgbhub", "tgbhub.api", "tgbhub.config", "tgbhub.errors", "tgbhub.manifest", "tgbhub.registry",
-                    "tgbhub.site"},
-    "tgbhub.publish": {"tgbhub.api", "tgbhub.cache", "tgbhub.columns", "tgbhub.config", "tgbhub.errors",
-                       "tgbhub.hashing", "tgbhub.hub", "tgbhub.manifest", "tgbhub.progress", "tgbhub.registry"},
-    "tgbhub.local.doctor": {"tgbhub.errors", "tgbhub.registry", "tgbhub.sources"},
-    # submissions and leaderboards on a hub (issue 23): push through the publish targets, grade through the API (and
-    # the Dask backend), write result records; the baselines fill the boards
-    "tgbhub.results.submissions": {"tgbhub", "tgbhub.api", "tgbhub.config", "tgbhub.errors", "tgbhub.evaluate",
-                           "tgbhub.hashing", "tgbhub.hub", "tgbhub.publish", "tgbhub.results.records", "tgbhub.tasks.declared"},
-    "tgbhub.results.leaderboards": {"tgbhub", "tgbhub.api", "tgbhub.baselines", "tgbhub.config", "tgbhub.errors",
-                            "tgbhub.evaluate", "tgbhub.hashing", "tgbhub.hub", "tgbhub.results.records", "tgbhub.scale",
-                            "tgbhub.sources", "tgbhub.results.submissions"},
-    "tgbhub.protocols": {"tgbhub.baselines", "tgbhub.errors", "tgbhub.evaluate", "tgbhub.forecasting",
-                         "tgbhub.sources"},
-    # py-tgb's API on top of tgbhub's: it loads datasets and binds evaluators
-    "tgbhub.compat": {"tgbhub.api", "tgbhub.cache", "tgbhub.config", "tgbhub.data", "tgbhub.errors",
-                      "tgbhub.evaluate", "tgbhub.local.imports", "tgbhub.sources"},
-    # the repository's generators/ folder, installed as generators (tgbhub/generators is a link to it); inside
-    # it imports are relative, so only its imports of tgbhub modules show here. What a generator needs of the rest of
-    # the library (the evaluator's ATD/ACD, a task's definition, the cache root) is handed to it as an argument.
-    "generators": {"tgbhub.manifest", "tgbhub.hashing", "tgbhub.errors"},
+#: the layers, lowest first: a module may import its own layer and the earlier ones. An entry is a dotted file path
+#: and covers that file, or that folder and everything in it; ``tgbhub.__init__`` is the package's face alone.
+LAYERS: dict[str, tuple[str, ...]] = {
+    # all that generator code may import of the library (the plug-in loader included: families, importers and
+    # transforms are plug-ins as evaluators are)
+    "kernel": ("tgbhub.errors", "tgbhub.hashing", "tgbhub.manifest", "tgbhub.plugins", "tgbhub.version"),
+    "generators": ("generators",),
+    "foundation": ("tgbhub.config", "tgbhub.columns", "tgbhub.progress", "tgbhub.registry", "tgbhub.cache"),
+    # task definitions and windows, pure functions: one layer, as tasks.specs names tgbhub.forecasting.task as a
+    # plug-in and that module imports tasks.specs back
+    "definitions": ("tgbhub.tasks", "tgbhub.forecasting"),
+    "data": ("tgbhub.data",),
+    "evaluate": ("tgbhub.evaluate",),
+    "models": ("tgbhub.baselines", "tgbhub.trainers"),
+    # where releases live and where bytes come from
+    "remote": ("tgbhub.hub", "tgbhub.sources"),
+    # what is made on this machine, through the one gateway to the generators
+    "local": ("tgbhub.local",),
+    "api": ("tgbhub.api",),
+    # on top of the API; they may import each other
+    "applications": ("tgbhub.scale", "tgbhub.training", "tgbhub.publish", "tgbhub.protocols", "tgbhub.results",
+                     "tgbhub.site", "tgbhub.compat"),
+    # the package's face (the API re-exported, the applications' entry points lazily) and the command line
+    "roots": ("tgbhub.__init__", "tgbhub.cli"),
 }
-# architecture §1: the composition roots are the API and the CLI (the package's __init__ re-exports the API)
-ROOTS = {"tgbhub", "tgbhub.api", "tgbhub.cli"}
-# ... and scripts: `python -m generators` and `python -m generators.forecast` are the authoring scripts; like
-# scripts/, they hand the builders what those take from the library
-SCRIPTS = {"generators.__main__", "generators.forecast.__main__"}
-APPLICATIONS = {"tgbhub.scale", "tgbhub.training", "tgbhub.publish", "tgbhub.results.records", "tgbhub.local.doctor",
-                "tgbhub.protocols", "tgbhub.compat", "tgbhub.site", "tgbhub.results.submissions", "tgbhub.results.leaderboards"}
+#: (importers, imported): pairs the order allows and the design does not
+FORBIDDEN: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    # models write submissions; they never import the evaluator that grades them
+    (("tgbhub.baselines", "tgbhub.trainers"), ("tgbhub.evaluate",)),
+)
+#: imported -> the only modules outside it that may import it
+GATES: dict[str, tuple[str, ...]] = {"generators": ("tgbhub.local.gateway",)}
+
+_NAME = re.compile(r"\.*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 
-def _library_files(root: Path = ROOT) -> list[Path]:
-    """Every module once: tgbhub's own files (not through the tgbhub/generators link, which resolves to generators/)
-    and generators/'s."""
-    link = root / "tgbhub" / "generators"
-    own = [p for p in root.glob("tgbhub/**/*.py") if link not in p.parents]
-    return sorted([*own, *root.glob("generators/**/*.py")])
+class Import(NamedTuple):
+    """One import: ``target`` the module imported (for ``from X import a``: ``X.a`` when that is a module, else
+    ``X``), ``written`` the full dotted name as written (``X.a``), ``module`` the part that must be a module."""
+
+    target: str
+    written: str
+    module: str
+    line: int
 
 
-def _module_name(path: Path, root: Path = ROOT) -> str:
-    parts = path.relative_to(root).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _imports(path: Path) -> set[str]:
-    """The tgbhub/generators modules a file imports, at the top or inside functions (``ast.walk`` visits every
-    node); ``from tgbhub import x`` counts as ``tgbhub.x`` when x is a module, else as the package itself."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module == "tgbhub" and node.level == 0:
-            found.update(f"tgbhub.{a.name}" if _is_module(f"tgbhub.{a.name}") else "tgbhub" for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-    return {name for name in found if name.split(".")[0] in {"tgbhub", "generators"}}
-
-
-def _is_module(name: str) -> bool:
-    path = ROOT.joinpath(*name.split("."))
-    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
-
-
-def _owner(module: str) -> str | None:
-    if module == "generators" or module.startswith("generators."):
-        module = module.removeprefix("tgbhub.")  # the installed name of the generators/ folder
-    if module == "tgbhub":
-        return "tgbhub"
-    for key in sorted(ALLOWED, key=len, reverse=True):
-        if module == key or module.startswith(key + "."):
-            return key
-    return None
-
-
-def violations(modules: list[tuple[str, Path]]) -> list[str]:
-    """Every import of a hop a module's layer may not import, as ``"<module> imports <module>"``; a module with no
-    declared layer is one too."""
-    found = []
-    for module, path in modules:
-        if module in ROOTS or module in SCRIPTS:
-            continue
-        owner = _owner(module)
-        if owner is None:
-            found.append(f"{module} has no declared layer: add it to ALLOWED")
-            continue
-        for imported in _imports(path):
-            if _owner(imported) not in ALLOWED[owner] and imported not in ALLOWED[owner]:
-                found.append(f"{module} imports {imported}")
+def modules(root: Path = ROOT, trees: tuple[str, ...] = TREES) -> dict[str, Path]:
+    """Every module under ``root``'s ``trees``: dotted name -> its file (a folder for a package without
+    ``__init__.py``)."""
+    found: dict[str, Path] = {}
+    for tree in trees:
+        for path in sorted((root / tree).rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            parts = path.relative_to(root).with_suffix("").parts
+            if parts[-1] == "__init__":
+                found[".".join(parts[:-1])] = path
+            else:
+                found[".".join(parts)] = path
+                for depth in range(1, len(parts)):
+                    found.setdefault(".".join(parts[:depth]), path.parents[len(parts) - 1 - depth])
     return found
 
 
-def generator_users(modules: list[tuple[str, Path]]) -> set[str]:
-    """The library modules (not scripts) that import generator code."""
-    return {module for module, path in modules if module.split(".")[0] == "tgbhub" and any(
-        i.startswith(("generators", "generators")) for i in _imports(path))}
+def _file_key(name: str, path: Path) -> str:
+    """The dotted file path layer entries match: ``tgbhub.results.records``; ``tgbhub.__init__`` for a package."""
+    return f"{name}.__init__" if path.is_dir() or path.name == "__init__.py" else name
 
 
-def _modules() -> list[tuple[str, Path]]:
-    return [(_module_name(p), p) for p in _library_files()]
+def _covers(entries: tuple[str, ...], key: str) -> bool:
+    return any(key == entry or key.startswith(entry + ".") for entry in entries)
 
 
-def test_layers_only_import_earlier_hops() -> None:
-    assert not violations(_modules())
+def layer_of(name: str, known: dict[str, Path]) -> int | None:
+    """The position in :data:`LAYERS` of module ``name``'s layer, or ``None`` where it has none."""
+    key = _file_key(name, known[name])
+    return next((i for i, entries in enumerate(LAYERS.values()) if _covers(entries, key)), None)
 
 
-def test_only_the_build_source_reaches_the_generators() -> None:
-    # architecture §1: the client reaches the generators only through the build source
-    assert generator_users(_modules()) <= {"tgbhub.local.gateway"}
+def _resolve(name: str, package: str | None) -> str | None:
+    """``name`` made absolute against ``package`` as Python's import does; ``None`` where it cannot be."""
+    if not name.startswith("."):
+        return name
+    try:
+        return importlib.util.resolve_name(name, package) if package else None
+    except ImportError:
+        return None
+
+
+def _call_package(call: ast.Call, module: str, package: str) -> str | None:
+    """The package an ``import_module`` call resolves a relative target against, where it is literal."""
+    given = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "package"), None)
+    if isinstance(given, ast.Constant) and isinstance(given.value, str):
+        return given.value
+    if isinstance(given, ast.Name):
+        return {"__package__": package, "__name__": module}.get(given.id)
+    return None
+
+
+def _import_call(node: ast.Call, module: str, package: str) -> str | None:
+    """The target of an ``import_module``/``__import__`` call with a literal one, made absolute; else ``None``."""
+    func = node.func
+    called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    if called not in ("import_module", "__import__") or not node.args:
+        return None
+    first = node.args[0]
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+        return None
+    if called == "__import__":
+        level = node.args[4] if len(node.args) > 4 else next((k.value for k in node.keywords if k.arg == "level"), None)
+        dots = level.value if isinstance(level, ast.Constant) and isinstance(level.value, int) else 0
+        return _resolve("." * dots + first.value, package)
+    return _resolve(first.value, _call_package(node, module, package))
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> Iterator[Import]:
+    """Every import of module ``name`` (its file ``path``), as the module docstring counts them; a relative import
+    statement that reaches above the top-level package has ``module`` ``""``."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Import(alias.name, alias.name, alias.name, line)
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve("." * node.level + (node.module or ""), package) or ""
+            for alias in node.names:
+                written = f"{base}.{alias.name}" if base else "." * node.level + ".".join(
+                    filter(None, (node.module, alias.name)))
+                yield Import(written if written in known else base, written, base, line)
+        elif isinstance(node, ast.Call) and (target := _import_call(node, name, package)) is not None:
+            yield Import(target, target, target, line)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _NAME.fullmatch(node.value):
+            target = _resolve(node.value, package) if node.value.startswith(".") else node.value
+            if target in known and "." in target:
+                yield Import(target, target, target, line)
+
+
+def violations(root: Path = ROOT) -> list[str]:
+    """Every breach of the layers, of :data:`FORBIDDEN` and of :data:`GATES` under ``root``, one line each; a module
+    without a layer, a layer entry that covers no module and an import of a module of these trees that does not exist
+    are breaches too."""
+    known = modules(root)
+    found = [f"LAYERS entry {entry} covers no module" for entries in LAYERS.values() for entry in entries
+             if not any(_covers((entry,), _file_key(name, path)) for name, path in known.items())]
+    names = list(LAYERS)
+    for name, path in known.items():
+        if path.is_dir():
+            continue
+        layer = layer_of(name, known)
+        if layer is None:
+            found.append(f"{name} belongs to no layer: add it to LAYERS")
+            continue
+        for imp in imports(name, path, known):
+            where = f"{name} imports {imp.target or imp.written} (line {imp.line})"
+            if imp.module.split(".")[0] not in TREES and imp.module:
+                continue
+            if imp.module not in known:
+                found.append(f"{where}: no such module in this tree")
+                continue
+            theirs = layer_of(imp.target, known)
+            key, their_key = _file_key(name, path), _file_key(imp.target, known[imp.target])
+            if theirs is not None and theirs > layer:
+                found.append(f"{where}: layer {names[layer]} may not import layer {names[theirs]}, which is above it")
+            for importers, imported in FORBIDDEN:
+                if _covers(importers, key) and _covers(imported, their_key):
+                    found.append(f"{where}: {'/'.join(importers)} may not import {'/'.join(imported)}")
+            for gated, allowed in GATES.items():
+                if _covers((gated,), their_key) and not _covers((gated, *allowed), key):
+                    found.append(f"{where}: only {', '.join(allowed)} may import {gated}")
+    return found
+
+
+def test_every_module_keeps_to_its_layer() -> None:
+    assert violations() == []
+
+
+def test_only_the_gateway_imports_generator_code() -> None:
+    known = modules()
+    users = {name for name, path in known.items() if path.is_file() and name.split(".")[0] == "tgbhub"
+             and any(i.target.split(".")[0] == "generators" for i in imports(name, path, known))}
+    assert users == {"tgbhub.local.gateway"}
+
+
+def test_generators_import_only_the_kernel() -> None:
+    known = modules()
+    used = {i.target for name, path in known.items() if path.is_file() and name.split(".")[0] == "generators"
+            for i in imports(name, path, known) if i.target.split(".")[0] == "tgbhub"}
+    assert used <= {"tgbhub.errors", "tgbhub.hashing", "tgbhub.manifest", "tgbhub.plugins"}
 
 
 def test_the_api_does_not_import_the_applications_on_top_of_it() -> None:
-    api = ROOT / "tgbhub" / "api.py"
-    assert not {i for i in _imports(api) if _owner(i) in APPLICATIONS}
+    known = modules()
+    applications = LAYERS["applications"]
+    assert not [i for i in imports("tgbhub.api", known["tgbhub.api"], known) if _covers(applications, i.target)]
 
 
-def test_a_planted_import_inside_a_function_fails_the_test(tmp_path: Path) -> None:
-    """The checks see through function bodies: a generator reaching into the evaluator, and a library module reaching
-    into a generator, each planted inside a function, are both reported."""
-    planted_generator = tmp_path / "generator.py"
-    planted_generator.write_text("def stats():\n    from tgbhub.evaluate.metrics import atd\n    return atd\n")
-    planted_library = tmp_path / "library.py"
-    planted_library.write_text("def build():\n    from generators.tgrab import catalogue\n    return catalogue\n")
-    planted = [("generators.tgrab.planted", planted_generator), ("tgbhub.data.planted", planted_library)]
-    assert violations(planted) == ["generators.tgrab.planted imports tgbhub.evaluate.metrics",
-                                   "tgbhub.data.planted imports generators.tgrab"]
-    assert generator_users(planted) == {"tgbhub.data.planted"}
-    assert not violations(_modules())  # and the real tree stays clean
+PLANTED = [
+    # a relative import inside a function, from the dataset objects up to the gateway
+    ("tgbhub/data/grading.py",
+     "\n\ndef _planted():\n    from ..local.gateway import BuildSource\n    return BuildSource\n",
+     "tgbhub.data.grading imports tgbhub.local.gateway"),
+    # a generator reaching into the evaluator through import_module
+    ("generators/tgb/release.py",
+     "\n\ndef _planted():\n    import importlib\n    return importlib.import_module(\"tgbhub.evaluate.metrics\")\n",
+     "generators.tgb.release imports tgbhub.evaluate.metrics"),
+    # a relative import_module target, resolved against __package__
+    ("tgbhub/evaluate/metrics.py",
+     "\n\ndef _planted():\n    import importlib\n    return importlib.import_module(\"..sources.hf\", __package__)\n",
+     "tgbhub.evaluate.metrics imports tgbhub.sources.hf"),
+    # a plug-in table naming a module of a later layer
+    ("tgbhub/tasks/specs.py", "\n_PLANTED = {\"board\": \"tgbhub.results.leaderboards\"}\n",
+     "tgbhub.tasks.specs imports tgbhub.results.leaderboards"),
+    # a relative plug-in table entry, resolved against the module's package
+    ("tgbhub/forecasting/task.py", "\n_PLANTED = {\"window\": \"..evaluate.window\"}\n",
+     "tgbhub.forecasting.task imports tgbhub.evaluate.window"),
+    # allowed by the order, refused by FORBIDDEN
+    ("tgbhub/baselines/recency.py", "\nfrom tgbhub.evaluate import metrics as _planted\n",
+     "tgbhub.baselines.recency imports tgbhub.evaluate.metrics"),
+    # allowed by the order, refused by the gate
+    ("tgbhub/local/derive.py", "\n\ndef _planted():\n    from generators import transforms\n    return transforms\n",
+     "tgbhub.local.derive imports generators.transforms"),
+    # the old location of the generators
+    ("tgbhub/sources/http.py", "\n\ndef _planted():\n    import tgbhub.generators.build\n",
+     "tgbhub.sources.http imports tgbhub.generators.build"),
+    # a module nobody placed
+    ("tgbhub/newroom.py", "", "tgbhub.newroom belongs to no layer"),
+]
 
 
-def test_generators_are_installed_inside_the_tgbhub_namespace() -> None:
-    """The wheel must not claim the global module name ``generators``: it ships the folder as tgbhub/generators,
-    and nothing imports the top-level name (inside generators/ imports are relative)."""
-    link = ROOT / "tgbhub" / "generators"
-    assert link.is_symlink() and link.resolve() == (ROOT / "generators").resolve()
-    for path in _library_files():
-        assert not any(i == "generators" or i.startswith("generators.") for i in _imports(path)), path
+@pytest.mark.parametrize(("where", "code", "reported"), PLANTED, ids=[p[0] for p in PLANTED])
+def test_a_planted_violation_is_reported(where: str, code: str, reported: str, tmp_path: Path) -> None:
+    """A violation planted in a copy of the tree is reported, and nothing else changes."""
+    for tree in TREES:
+        shutil.copytree(ROOT / tree, tmp_path / tree, ignore=shutil.ignore_patterns("__pycache__"))
+    before = set(violations(tmp_path))
+    planted = tmp_path / where
+    planted.write_text((planted.read_text(encoding="utf-8") if planted.exists() else "") + code, encoding="utf-8")
+    new = sorted(set(violations(tmp_path)) - before)
+    assert len(new) == 1 and new[0].startswith(reported), new
+
+
+def test_generators_is_its_own_package_in_the_wheel() -> None:
+    """The wheel ships generators/ as the top-level package ``generators`` beside tgbhub; nothing (library, scripts,
+    tests) imports the old ``tgbhub.generators``."""
+    tomllib = pytest.importorskip("tomllib")
+    packages = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert set(packages["packages"]) >= {"tgbhub", "generators"}
+    assert (ROOT / "generators" / "__init__.py").is_file() and not (ROOT / "tgbhub" / "generators").exists()
+    everything = modules(ROOT, (*TREES, "scripts", "tests"))
+    stale = [f"{name}:{i.line}" for name, path in everything.items() if path.is_file()
+             for i in imports(name, path, everything)
+             if i.written == "tgbhub.generators" or i.written.startswith("tgbhub.generators.")]
+    assert stale == []
+
+
+def _dataset_families() -> set[str]:
+    from generators.families import REGISTERED as FAMILIES
+    from generators.importers import REGISTERED as IMPORTERS
+
+    return {*FAMILIES, *IMPORTERS}
+
+
+def _branch_literals(tree: ast.AST) -> Iterator[ast.Constant]:
+    """The string literals code branches on: compared (``==``, ``in``), passed to ``startswith``/``endswith``, or
+    matched by a ``case``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("startswith", "endswith")):
+            operands = list(node.args)
+        elif isinstance(node, ast.match_case):
+            operands = [node.pattern]
+        else:
+            continue
+        for operand in operands:
+            yield from (n for n in ast.walk(operand) if isinstance(n, ast.Constant) and isinstance(n.value, str))
 
 
 def test_no_dataset_name_branches_in_library_code() -> None:
-    for path in (p for p in _library_files() if p.parts[len(ROOT.parts)] == "tgbhub"):
-        text = path.read_text()
-        assert "t-grab/" not in text.replace('"t-grab/ce-64"', "").replace("'t-grab/ce-64", ""), path
+    """Library code never branches on a dataset's or a family's name: what differs between datasets is in their
+    manifests, and what differs between families in their plug-ins (names in docstrings, help and examples are
+    fine)."""
+    families = _dataset_families()
+    known = modules(ROOT, ("tgbhub",))
+    found = [f"{name}:{c.lineno} {c.value!r}" for name, path in known.items() if path.is_file()
+             for c in _branch_literals(ast.parse(path.read_text(encoding="utf-8")))
+             if c.value in families or c.value.split("/")[0] in families and "/" in c.value]
+    assert found == []
+
+
+def test_a_dataset_name_branch_is_found_and_a_mention_is_not() -> None:
+    code = ('"""Load t-grab/ce-64."""\nif name.startswith("t-grab/"):\n    pass\nif family in ("chaosnet", "x"):\n'
+            '    pass\nmatch source:\n    case "tgb":\n        pass\nhelp = "e.g. t-grab/pdet-2-16"\n')
+    assert [c.value for c in _branch_literals(ast.parse(code))] == ["t-grab/", "chaosnet", "x", "tgb"]
 
 
 def test_import_tgbhub_loads_neither_the_dask_backend_nor_the_trainers() -> None:

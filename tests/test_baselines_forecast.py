@@ -32,8 +32,8 @@ def reference_scores(ds, split: str, mode: str, windows: set[int], dropped: froz
     the queries of ``windows`` only (the loops are slow), with their query ids. ``dropped``: nodes whose train
     edges are left out of every history (DyGLib's new test nodes)."""
     h = ds.manifest.task_named("window-forecast")["horizon"]["value"]
-    start, stop = ds.splits[split]
-    train_stop = ds.splits["train"][1]
+    start, stop = ds.snapshot_splits[split]
+    train_stop = ds.snapshot_splits["train"][1]
     edges = [(int(t), int(s), int(d)) for t, s, d in zip(ds.t, ds.src, ds.dst) if s <= d]
     queries = [e for e in edges if start <= e[0] < stop]
     edges = [e for e in edges if e[0] >= train_stop or not {e[1], e[2]} & dropped]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from generators.__main__ import manifest_path
 from generators.chaosnet.artifacts import DEVIATION, build_folder, writer_versions
 from generators.chaosnet.catalogue import CHANGELOG, GENERATOR, VERSION, instances, mini_instances
+from scripts.manifests import manifest_path
 from tests.test_chaosnet import TEST_VECTORS
 from tgbhub.manifest import plain, read_manifest
 
@@ -134,7 +134,8 @@ def test_indicator_facts_the_spec_measured() -> None:
                                   "chaosnet/k6.5-rho0.5-n32"])
 def test_full_instances_rebuild_to_the_published_bytes(name: str, tmp_path: Path) -> None:
     """One instance per N (the N = 32 one is 512 MB): the rebuilt file has the manifest's content digest (and sha256,
-    with the locked HDF5 writer) and every IC its published digest. ``python -m generators --family chaosnet`` checks all 96 the same way."""
+    with the locked HDF5 writer) and every IC its published digest. ``python -m scripts.manifests --family chaosnet``
+    checks all 96 the same way."""
     import hashlib
 
     import h5py

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import tgbhub
-from tgbhub import cli
-from tgbhub.cli import human_bytes, main
+from tgbhub.cli import datasets, main
+from tgbhub.cli.output import human_bytes
 
 
 def test_list_json_filters_by_family(capsys: pytest.CaptureFixture[str]) -> None:
@@ -124,11 +124,14 @@ def test_every_dataset_is_discoverable_with_its_status(tmp_path, capsys) -> None
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     tgb = {name: row for name, row in rows.items() if name.startswith("tgb/")}
     assert len(tgb) == 22 and {row["status"] for row in tgb.values()} == {"import required"}
-    assert tgb["tgb/tgbl-wiki"]["num_rows"] == 157474 and tgb["tgb/tgbl-wiki"]["import"] == "tgbhub import tgb tgbl-wiki"
+    wiki = tgb["tgb/tgbl-wiki"]  # its node-id space and rows are counted once imported; TGB's counts beside them
+    assert (wiki["num_nodes"], wiki["num_rows"], wiki["published_num_nodes"], wiki["published_num_edges"]) == (
+        None, None, 9227, 157474)
+    assert wiki["import"] == "tgbhub import tgb/tgbl-wiki"
     assert rows["t-grab/pdet-2-16"]["status"] == "cached" and rows["t-grab/ce-64"]["status"] == "buildable"
     assert rows["t-grab/ce-64~shuffle-s0"]["status"] == "buildable"
-    lattice = rows["chaosnet/mini-k2.0-rho0.1-n8"]  # sites, and the 2 variables (q, p) of each
-    assert (lattice["num_nodes"], lattice["num_variables"]) == (8, 16)
+    lattice = rows["chaosnet/mini-k2.0-rho0.1-n8"]  # nodes: the 2 variables (q, p) of each of its 8 sites
+    assert (lattice["num_nodes"], lattice["num_sites"], lattice["num_variables"]) == (16, 8, 16)
     assert main(["--cache-dir", cache, "info", "tgb/tgbl-wiki", "--json"]) == 0
     card = json.loads(capsys.readouterr().out)
     assert card["status"] == "import required" and card["stats"]["num_nodes"] == 9227 and "@" in card["citation"]
@@ -161,7 +164,7 @@ def test_global_options_go_before_or_after_any_command(tmp_path, capsys, monkeyp
      "cannot write t-grab/pdet-2-16@1.0.0 into the cache at .*: Not a directory; a path on the way is a file"),
     (["--cache-dir", "CACHE", "baseline", "edgebank", "t-grab/pdet-2-16", "--out", "MISSING/out.parquet"], 2,
      "out=.*missing/out.parquet': the folder .*missing does not exist; create it"),
-    (["info", "tgbl-wiki"], 2, "did you mean 'tgb/tgbl-wiki'\\? .*tgbhub import tgb tgbl-wiki"),
+    (["info", "tgbl-wiki"], 2, "did you mean 'tgb/tgbl-wiki'\\? .*tgbhub import tgb/tgbl-wiki"),
     (["get", "ce-64"], 2, "did you mean 't-grab/ce-64'"),
     (["--offline", "--cache-dir", "CACHE", "baseline", "edgebank-thr", "t-grab/pdet-2-16"], 2,
      "does not run on t-grab/pdet-2-16's task 'snapshot-f1' .*add --task window-forecast"),
@@ -248,7 +251,7 @@ def test_an_unreadable_tgb_release_is_one_line_and_a_clean_exit(tmp_path) -> Non
     zipped = formats.zip_dataset(files, tmp_path / "zips")
     for run in range(3):
         done = subprocess.run([sys.executable, "-m", "tgbhub.cli", "--offline", "--cache-dir",
-                               str(tmp_path / f"c{run}"), "import", "tgb", "tgbl-wiki", "--from", str(zipped)],
+                               str(tmp_path / f"c{run}"), "import", "tgb/tgbl-wiki", "--from", str(zipped)],
                               capture_output=True, text=True, timeout=120)
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         assert done.returncode == 2 and len(lines) == 1 and "not a CSV in TGB's layout" in lines[0], done.stderr
@@ -258,7 +261,7 @@ def test_ctrl_c_exits_130_with_one_line(capsys, monkeypatch) -> None:
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "cmd_list", interrupted)
+    monkeypatch.setattr(datasets, "run_list", interrupted)
     assert main(["list"]) == 130
     assert capsys.readouterr().err.strip() == "tgbhub: interrupted (nothing half-written takes its final name)"
 
@@ -271,7 +274,7 @@ def test_quiet_silences_progress_and_notices_while_the_command_runs(monkeypatch)
         return 0
 
     monkeypatch.delenv("TGBHUB_NO_PROGRESS", raising=False)
-    monkeypatch.setattr(cli, "cmd_list", record)
+    monkeypatch.setattr(datasets, "run_list", record)
     assert main(["list", "--quiet"]) == 0
     assert seen == {"TGBHUB_NO_PROGRESS": "1", "TGBHUB_QUIET": "1"}
     assert "TGBHUB_QUIET" not in os.environ and "TGBHUB_NO_PROGRESS" not in os.environ  # restored after

@@ -428,7 +428,7 @@ def test_the_pyg_route_is_the_datasets_to_pyg(wiki: Imported) -> None:
 # --- loading: what is imported when, and what is refused -------------------------------------------------------------
 
 def test_without_an_import_the_errors_say_what_to_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(FileNotFoundError, match="tgbhub import tgb tgbl-wiki"):
+    with pytest.raises(FileNotFoundError, match="tgbhub import tgb/tgbl-wiki"):
         LinkPropPredDataset(NAME, download=False, cache_dir=tmp_path)
     monkeypatch.setenv("TGBHUB_OFFLINE", "1")
     with pytest.raises(FetchError, match=f"offline.*{catalogue.entry(NAME).url}"):  # download=True, nothing kept
@@ -458,7 +458,7 @@ def test_names_outside_the_served_surface_are_refused_before_any_io(tmp_path: Pa
     with pytest.raises(InvalidNameError, match="LinkPropPredDataset"):
         NodePropPredDataset("tgbl-wiki", cache_dir=tmp_path)
     for name in ("tkgl-smallpedia", "thgl-forum"):  # served now: not imported, download=False -> py-tgb's error
-        with pytest.raises(FileNotFoundError, match=f"tgbhub import tgb {name}"):
+        with pytest.raises(FileNotFoundError, match=f"tgbhub import tgb/{name}"):
             LinkPropPredDataset(name, download=False, cache_dir=tmp_path)
     with pytest.raises(DatasetNotFoundError):
         Evaluator(name="tgbl-nope")
@@ -481,7 +481,7 @@ def test_a_parser_whose_view_is_not_reproduced_is_refused() -> None:
 def test_node_dataset_is_imported_on_first_use_from_the_kept_zip(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     name = "tgbn-trade"
-    with pytest.raises(FileNotFoundError, match=f"tgbhub import tgb {name}"):
+    with pytest.raises(FileNotFoundError, match=f"tgbhub import tgb/{name}"):
         NodePropPredDataset(name, download=False, cache_dir=tmp_path / "cache")
     files = formats.write_tgbn(tmp_path / "files", name, n_edges=600, n_nations=40, n_years=4)
     kept = kept_release(tmp_path / "cache", "tgb", formats.zip_name(name))

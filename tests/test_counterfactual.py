@@ -292,8 +292,7 @@ def test_cli_generative_json(shared_cache: Path, tmp_path: Path, capsys: pytest.
     real = _load(SMALL, shared_cache)
     path = tmp_path / "events.parquet"
     pq.write_table(pa.table(gen.reference_events(real)), path)   # a perfect generator: the real split itself
-    assert main(["--cache-dir", str(shared_cache), "counterfactual", SMALL, "--generative", str(path), "--seeds",
-                 "0-1", "--json"]) == 0
+    assert main(["--cache-dir", str(shared_cache), "generative", SMALL, str(path), "--seeds", "0-1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["summary"]["atd"]["mean"] == 0.0 and out["summary"]["acd_symmetric"]["mean"] == 0.0
     assert out["summary"]["atd"]["ci"] is None   # one sample: no spread to estimate

@@ -33,7 +33,7 @@ SHOWN_LANGUAGES = {"", "text"}
 SKIPPED = {
     ("README.md", "scripts/demo"): "the two commands: CI runs scripts/test, which runs this suite",
     ("hubs.md", "export HF_TOKEN=hf_..."): "publishes to huggingface.co with a write token",
-    ("tgb.md", "tgbhub import tgb tgbl-wiki"): "downloads TGB's release from its host",
+    ("tgb.md", "tgbhub import tgb/tgbl-wiki"): "downloads TGB's release from its host",
     ("tgb.md", "from tgbhub.compat.tgb import LinkPropPredDataset, Evaluator"): "needs that download imported",
 }
 PAGE_TIMEOUT_S = 600

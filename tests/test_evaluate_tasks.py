@@ -81,7 +81,7 @@ def test_all_zero_submission_scores_zero_and_val_split(pdet) -> None:
 
 def test_ce_grades_node0_pairs_and_skips_leading_inductive_snapshots(ce) -> None:
     evaluator = ce.evaluator
-    start, stop = ce.splits["test_inductive"]
+    start, stop = ce.snapshot_splits["test_inductive"]
     assert evaluator.snapshot_range("test_inductive") == (start + 4, stop)  # CE(4) skips its first 4 snapshots
     keys = evaluator.submission_keys("test_inductive")
     assert len(keys["t"]) == (stop - start - 4) * 200 and set(np.unique(keys["t"])) == set(range(start + 4, stop))
@@ -166,7 +166,7 @@ def test_ranking_with_padded_rows_uses_variable_lists() -> None:
 
 
 def test_skipped_snapshots_are_reported_in_the_result(ce) -> None:
-    start, stop = ce.splits["test_inductive"]
+    start, stop = ce.snapshot_splits["test_inductive"]
     keys = ce.evaluator.submission_keys("test_inductive")
     result = ce.evaluator.evaluate({**keys, "score": np.zeros(len(keys["t"]))}, split="test_inductive")
     skipped = result["skipped_snapshots"]

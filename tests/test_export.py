@@ -72,7 +72,7 @@ def test_dyglib_export_of_intense5_has_k_times_the_test_rows_and_the_parent_trai
     assert sidecar["counts"] == found and sidecar["idx_ranges"]["test"] == [154881, 154880 + 5 * n_test]
     # what an unpatched DyGLib would do: its 0.70 / 0.85 quantiles fall inside the distorted test window
     unpatched = sidecar["unpatched_quantile_split"]
-    assert unpatched["val_time"] > parent.splits["test"][0] and unpatched["counts"]["test"] < 5 * n_test
+    assert unpatched["val_time"] > parent.snapshot_splits["test"][0] and unpatched["counts"]["test"] < 5 * n_test
 
 
 @pytest.mark.parametrize("name", [BASE, f"{BASE}~intense-k5-s0"])
@@ -100,7 +100,7 @@ def test_dyglib_export_round_trips_to_the_dataset_rows(load: Any, tmp_path: Path
 def test_row_splits_of_a_base_dataset_follow_its_snapshot_boundaries(load: Any) -> None:
     ds = load(BASE)
     labels = export.row_splits(ds)
-    for name, (start, stop) in ds.splits.items():
+    for name, (start, stop) in ds.snapshot_splits.items():
         t = np.asarray(ds.t)[labels == name]
         assert t.min() >= start and t.max() < stop and len(t) == len(ds.split(name).t)
 
@@ -134,7 +134,8 @@ def test_ml_export_of_shuffle_splits_with_the_stored_split_times_to_the_same_cou
     # one row per event: half the stored rows of every split (T-GRAB stores both directions)
     assert counts == {s: _events(parent, s) for s in ("train", "val", "test")} == {
         s: len(parent.split(s).t) // 2 for s in ("train", "val", "test")}
-    assert export.split_times(ds) == (parent.splits["val"][0] - 1, parent.splits["test"][0] - 1) == (1279, 1407)
+    snapshots = parent.snapshot_splits
+    assert export.split_times(ds) == (snapshots["val"][0] - 1, snapshots["test"][0] - 1) == (1279, 1407)
     assert written.info["misassigned"] == 0 and written.info["test_rows_before_test_start"] == 0
     assert written.info["stored_rows"] == ds.num_rows == 2 * written.info["rows"]
     assert np.load(tmp_path / "shuffle_1_ml_pdet-2-16.npy").shape == (ds.num_rows // 2 + 1, 1)
@@ -154,7 +155,7 @@ def test_ml_export_of_intense_reports_the_copies_before_the_test_boundary(load: 
     # boundary itself (the paper's leak) would count exactly these as validation
     _, columns = _read_csv(written.files[0])
     ts = columns["ts"].astype(np.float64)
-    test_start = parent.splits["test"][0]
+    test_start = parent.snapshot_splits["test"][0]
     before = int(np.count_nonzero((ts > 1407) & (ts < test_start)))
     assert before == written.info["test_rows_before_test_start"] == 125
     assert test_start - ds.manifest.stats["tau_bar"] <= written.info["earliest_test_ts"] < test_start

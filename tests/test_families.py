@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tgbhub.errors import GenerationError
-from generators.__main__ import main as generate_manifests
 from generators.build import preflight, rebuild
 from generators.families import REGISTERED, families, family, family_of
+from scripts.manifests import main as generate_manifests
 from tgbhub.manifest import Recipe, read_manifest
 from tgbhub.registry import Registry
 

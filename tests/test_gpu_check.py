@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
@@ -14,14 +13,11 @@ import pytest
 
 pytest.importorskip("torch")
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import gpu_check  # noqa: E402
-import gpu_report  # noqa: E402
-from gpu_check import DRY, DRY_INSTANCES, GPU, Context, Outcome, Step  # noqa: E402
-
+from scripts import gpu_check, gpu_report  # noqa: E402
+from scripts.gpu_check import DRY, DRY_INSTANCES, GPU, Context, Outcome, Step  # noqa: E402
 from tgbhub.results import records  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
 
 #: what each kind's record holds, on a GPU and in a dry run alike
 DATA_KEYS = {

@@ -153,7 +153,7 @@ def test_datasets_library_reads_trajectory_views(tmp_path: Path) -> None:
     ds = tgbhub.load_dataset(name, cache_dir=tmp_path / "c", offline=True)
     assert list(splits) == list(ds.splits)
     for split, (trajectory, step, state) in splits.items():
-        lo, hi = ds.splits[split]
+        lo, hi = ds.ic_splits[split]
         expected = np.asarray(ds.states[lo:hi])
         assert trajectory == np.repeat(np.arange(lo, hi), ds.num_steps).tolist()
         assert step == np.tile(np.arange(ds.num_steps), hi - lo).tolist()
@@ -172,7 +172,7 @@ def test_busy_port_is_a_clear_error(hub_root: Path, tmp_path: Path) -> None:
 def test_missing_root_is_refused_and_left_alone(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-hub"
     with pytest.raises(HubServerError, match=rf"{re.escape(str(missing))} is not a hub root: it does not exist.*"
-                                             rf"--to git:{re.escape(str(missing))}"):
+                                             rf"--hub git:{re.escape(str(missing))}"):
         start_local_hub(missing)
     assert not missing.exists()
 
@@ -218,7 +218,7 @@ def test_cli_refuses_what_is_not_a_hub_root_in_one_line(kind: str, tmp_path: Pat
     assert main(["hub", "serve", str(path), "--port", "0", "--state-dir", str(tmp_path / "state")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"tgbhub: error: {path} is not a hub root: {why}"), err
-    assert "tgbhub publish FAMILY --version VERSION --to git:" in err
+    assert "tgbhub publish FAMILY --version VERSION --hub git:" in err
     assert snapshot() == before
     assert not (tmp_path / "state").exists()
 
@@ -458,7 +458,7 @@ def test_whole_family_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     root, cache = tmp_path / "hub", tmp_path / "cache"
     names = tgbhub.api.registry().names("t-grab", derived=False)  # the 52 base datasets (variants: test_tlpcf.py)
     assert main(["--cache-dir", str(tmp_path / "publish-cache"), "publish", "t-grab", "--version", "1.0.0",
-                 "--to", f"git:{root}", "--datasets", ",".join(n.split("/")[1] for n in names)]) == 0
+                 "--hub", f"git:{root}", "--datasets", ",".join(names)]) == 0
     process = subprocess.Popen([sys.executable, "-m", "tgbhub.cli", "hub", "serve", str(root), "--port", "0"],
                                stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:

@@ -201,7 +201,7 @@ def test_offline_without_a_copy_says_what_to_download_and_where(tmp_path: Path) 
 
 
 def test_a_tgb_dataset_not_imported_here_says_how(tmp_path: Path) -> None:
-    with pytest.raises(DatasetNotFoundError, match="tgbhub import tgb tgbl-review"):
+    with pytest.raises(DatasetNotFoundError, match="tgbhub import tgb/tgbl-review"):
         tgbhub.load_dataset("tgb/tgbl-review", cache_dir=tmp_path)
     with pytest.raises(DatasetNotFoundError, match="Did you mean"):
         tgbhub.load_dataset("tgb/tgbl-wikki", cache_dir=tmp_path)
@@ -214,7 +214,7 @@ def test_cli_import_prints_the_card(release, tmp_path: Path, small_published: No
     from tgbhub.cli import main
 
     zipped, _, stats = release
-    assert main(["--cache-dir", str(tmp_path), "import", "tgb", NAME, "--from", str(zipped.parent), "--json"]) == 0
+    assert main(["--cache-dir", str(tmp_path), "import", f"tgb/{NAME}", "--from", str(zipped.parent), "--json"]) == 0
     card = json.loads(capsys.readouterr().out)
     assert card["name"] == f"tgb/{NAME}" and card["num_rows"] == stats["num_edges"]
     assert card["checked"] == sorted(stats) and card["upstream"] == catalogue.entry(NAME).url
@@ -410,7 +410,7 @@ def test_a_second_importer_from_its_own_folder_needs_one_registration_line(tmp_p
     assert card["name"] == "toy/edges-a" and card["num_rows"] == 12  # imported, then opened from the cache
     ds = tgbhub.load_dataset("toy/edges-a", cache_dir=cache, offline=True)
     assert ds.source == "cache" and list(ds.split("test").t) == [100, 110]
-    with pytest.raises(DatasetNotFoundError, match="toy/edges-b.*`tgbhub import toy edges-b`"):
+    with pytest.raises(DatasetNotFoundError, match="toy/edges-b.*`tgbhub import toy/edges-b`"):
         tgbhub.load_dataset("toy/edges-b", cache_dir=cache, offline=True)  # in the catalogue, not imported
     with pytest.raises(DatasetNotFoundError, match="Did you mean 'toy/edges-a'"):
         tgbhub.load_dataset("toy/edges-c", cache_dir=cache, offline=True)
@@ -429,11 +429,11 @@ def test_cli_imports_a_modified_release_with_expected_stats(release, tmp_path: P
 
     zipped, _, stats = release
     cache = str(tmp_path / "cache")
-    assert main(["--cache-dir", cache, "import", "tgb", NAME, "--from", str(zipped), "--offline"]) == 2
+    assert main(["--cache-dir", cache, "import", f"tgb/{NAME}", "--from", str(zipped), "--offline"]) == 2
     assert "statistics" in capsys.readouterr().err
     given = tmp_path / "stats.json"
     given.write_text(json.dumps(stats))
-    assert main(["--cache-dir", cache, "import", "tgb", NAME, "--from", str(zipped), "--offline",
+    assert main(["--cache-dir", cache, "import", f"tgb/{NAME}", "--from", str(zipped), "--offline",
                  "--expected-stats", str(given), "--json"]) == 0
     capsys.readouterr()
     manifest = tgbhub.manifest_of(f"tgb/{NAME}", cache_dir=cache, offline=True)
@@ -443,6 +443,6 @@ def test_cli_imports_a_modified_release_with_expected_stats(release, tmp_path: P
     for bad, why in (("missing.json", "cannot read"), ("list.json", "not an object")):
         if bad == "list.json":
             (tmp_path / bad).write_text("[1, 2]")
-        assert main(["--cache-dir", cache, "import", "tgb", NAME, "--from", str(zipped), "--offline",
+        assert main(["--cache-dir", cache, "import", f"tgb/{NAME}", "--from", str(zipped), "--offline",
                      "--expected-stats", str(tmp_path / bad)]) == 2
         assert why in capsys.readouterr().err

@@ -50,7 +50,7 @@ def board(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     common = ["--cache-dir", str(cache), "--offline", "--quiet"]
     valid, valid_record = folder / "valid.parquet", folder / "valid.json"
     assert main([*common, "baseline", "edgebank", NAME, "--out", str(valid), "--record", str(valid_record)]) == 0
-    assert main([*common, "submit", NAME, str(valid), "--to", hub, "--model", "edgebank", "--record",
+    assert main([*common, "submit", NAME, str(valid), "--hub", hub, "--model", "edgebank", "--record",
                  str(valid_record), "--paper", "https://example.org/edgebank"]) == 0
     malformed = folder / "malformed.parquet"
     pq.write_table(pa.table({"a": [1, 2], "b": [0.5, 0.25]}), malformed)
@@ -102,12 +102,12 @@ def test_a_second_client_reads_the_board_with_regraded_values(board: dict[str, A
 
 def test_the_cli_prints_the_board(board: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = board["served"].url
-    assert main(["--cache-dir", str(tmp_path / "c"), "leaderboard", NAME, "--task", TASK, "--endpoint", url]) == 0
+    assert main(["--cache-dir", str(tmp_path / "c"), "leaderboard", "show", NAME, "--task", TASK, "--endpoint", url]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["rank", "model", "metric", "mark", "date", "record"]
     assert lines[1].split()[:3] == ["1", "edgebank", "f1"] and "verified" in lines[1] and "(1 seed)" in lines[1]
     assert "FLAGGED" in lines[2] and "rejected" in lines[3]
-    assert main(["--cache-dir", str(tmp_path / "c"), "leaderboard", NAME, "--task", "ranking", "--endpoint",
+    assert main(["--cache-dir", str(tmp_path / "c"), "leaderboard", "show", NAME, "--task", "ranking", "--endpoint",
                  url]) == 2  # no submission to that task: no board
     assert "leaderboard update" in capsys.readouterr().err
 
@@ -216,8 +216,8 @@ def test_metric_directions_and_primary_metrics() -> None:
 def test_seed_baselines_puts_every_task_on_the_board(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cache, root = tmp_path / "cache", tmp_path / "hub"
     publish("t-grab", "1.0.0", parse_target(f"git:{root}"), datasets=["pdet-2-1"], cache_dir=cache)
-    args = ["--cache-dir", str(cache), "--offline", "--quiet", "leaderboard", "seed-baselines", "--to", f"git:{root}",
-            "--datasets", "pdet-2-1", "--models", "edgebank,persistence", "--json"]
+    args = ["--cache-dir", str(cache), "--offline", "--quiet", "leaderboard", "seed", "--hub", f"git:{root}",
+            "--datasets", "t-grab/pdet-2-1", "--models", "edgebank,persistence", "--json"]
     assert main(args) == 0
     done = json.loads(capsys.readouterr().out)
     tasks = [str(t["name"]) for t in api.with_task_documents(api.resolve(NAME)).tasks]
@@ -284,7 +284,7 @@ def test_update_grades_on_a_dask_cluster_as_it_does_here(tmp_path: Path) -> None
 
 def test_trained_runs_join_the_board_one_row_for_their_seeds(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    """`tgbhub train --record` runs, submitted with `seed-baselines --runs`, are re-graded like any submission and
+    """`tgbhub train --record` runs, submitted with `leaderboard seed --runs`, are re-graded like any submission and
     their seeds aggregate into one row; a run folder without its record is refused, saying how to write one."""
     pytest.importorskip("torch")
     cache, root, name = tmp_path / "cache", tmp_path / "hub", "chaosnet/mini-k0.5-rho0.1-n8"
@@ -297,7 +297,7 @@ def test_trained_runs_join_the_board_one_row_for_their_seeds(tmp_path: Path,
                      "--record", str(out / "record.json")]) == 0
         runs.append(str(out))
     capsys.readouterr()
-    args = ["--cache-dir", str(cache), "--offline", "--quiet", "leaderboard", "seed-baselines", "--to", f"git:{root}"]
+    args = ["--cache-dir", str(cache), "--offline", "--quiet", "leaderboard", "seed", "--hub", f"git:{root}"]
     assert main([*args, "--runs", *runs, "--json"]) == 0
     done = json.loads(capsys.readouterr().out)
     assert [item["status"] for item in done] == ["submitted", "submitted"]

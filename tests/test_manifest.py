@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from generators.__main__ import main as generators_main, manifest_path
 from generators.families import families
 from generators.manifests import with_responsible_ai
 from generators.tgrab.artifacts import EDGES_FILE, build_folder
 from generators.tgrab.catalogue import GENERATORS, entries
+from scripts.manifests import main as generators_main, manifest_path
 from tgbhub.errors import GenerationError, ManifestError
 from tgbhub.hashing import content_digest
 from tgbhub.manifest import (CROISSANT_CONFORMS_TO, MANIFEST_CONFORMS_TO, RAI_FIELDS, data_part, parse_manifest, plain,
@@ -130,8 +130,8 @@ def test_every_manifest_carries_the_responsible_ai_fields_and_mlcroissant_reads_
 
 @pytest.mark.parametrize("family", ["t-grab", "chaosnet"])
 def test_committed_manifests_hold_what_their_catalogue_says_about_responsible_ai(family: str) -> None:
-    """The metadata-only rewrite (python -m generators --metadata-only) leaves every committed manifest as it is:
-    the RAI text comes from the family's catalogue, and a manifest written by the generator equals it."""
+    """The metadata-only rewrite (python -m scripts.manifests --metadata-only) leaves every committed manifest as it
+    is: the RAI text comes from the family's catalogue, and a manifest written by the generator equals it."""
     plugin = next(f for f in families() if f.name == family)
     checked = 0
     for entry in plugin.catalogue():

@@ -50,7 +50,7 @@ def test_negatives_are_never_true_edges_self_or_repeated(ds, split: str) -> None
 
 def test_historical_half_comes_from_history(ds) -> None:
     negatives = ds.negatives("test")
-    start = ds.splits["test"][0]
+    start = ds.snapshot_splits["test"][0]
     before = ds.t < start
     history: dict[int, set[int]] = {}
     for s, d in zip(ds.src[before].tolist(), ds.dst[before].tolist()):
@@ -68,7 +68,7 @@ def test_historical_half_comes_from_history(ds) -> None:
 
 def test_subset_regenerates_alone_and_seeds_differ_by_split(ds) -> None:
     negatives = ds.negatives("test")
-    start, stop = ds.splits["test"]
+    start, stop = ds.snapshot_splits["test"]
     rows = ds.split("test")
     first = int(np.searchsorted(ds.t, start))
     history = history_csr(ds.src[:first], ds.dst[:first], ds.num_nodes)

@@ -194,15 +194,15 @@ def test_mirror_target_layout_and_conflicts(hub_registry: Registry, tmp_path: Pa
 
 
 def test_cli_publish_to_git(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["--cache-dir", str(tmp_path / "c"), "publish", "t-grab", "--datasets", "pdet-2-1", "--version", "1.0.0",
-            "--to", f"git:{tmp_path / 'hub'}"]
+    args = ["--cache-dir", str(tmp_path / "c"), "publish", "t-grab", "--datasets", "t-grab/pdet-2-1", "--version", "1.0.0",
+            "--hub", f"git:{tmp_path / 'hub'}"]
     assert main(args) == 0
     assert main(args) == 0
     out = capsys.readouterr().out.splitlines()
     assert [line.split()[:3] for line in out] == [
         ["published:", "tgbhub/t-grab", "pdet-2-1-v1.0.0"], ["published:", "tgbhub/t-grab", "v1.0.0"],
         ["unchanged:", "tgbhub/t-grab", "pdet-2-1-v1.0.0"], ["kept:", "tgbhub/t-grab", "v1.0.0"]]
-    assert main(["publish", "t-grab", "--version", "1.0.0", "--to", "nowhere"]) == 2
+    assert main(["publish", "t-grab", "--version", "1.0.0", "--hub", "nowhere"]) == 2
 
 
 def _hub_tags(url: str) -> dict[str, str]:

@@ -147,7 +147,7 @@ def test_tgb_rows_link_to_a_page_saying_how_to_import_them(tmp_path: Path) -> No
         assert href in index.links
         page = read(report.out / href)
         assert not page.problems
-        assert f"tgbhub import tgb {row['name'].split('/', 1)[1]}" in page.content
+        assert f"tgbhub import {row['name']}" in page.content
 
 
 def test_values_from_a_manifest_are_escaped() -> None:

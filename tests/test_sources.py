@@ -107,7 +107,7 @@ def test_dataset_missing_from_the_hub_falls_back_with_a_named_reason(local_hub: 
     assert ds.source == "build"
     # the advice is a command that works on a hub whose v1.0.0 already exists: it adds just this dataset
     advice = next(str(w.message) for w in caught if "pdet-8-1" in str(w.message))
-    assert "`tgbhub publish t-grab --version 1.0.0 --datasets pdet-8-1 --to hf --endpoint" in advice
+    assert "`tgbhub publish t-grab --version 1.0.0 --datasets t-grab/pdet-8-1 --hub hf --endpoint" in advice
 
 
 def test_advised_publish_adds_the_missing_dataset(hub_registry: Registry, use_registry: Registry,
@@ -116,7 +116,7 @@ def test_advised_publish_adds_the_missing_dataset(hub_registry: Registry, use_re
     publish("t-grab", "1.0.0", parse_target(f"git:{root}"), datasets=["pdet-2-1", "ce-4"],
             cache_dir=tmp_path / "c", registry=hub_registry)
     with start_local_hub(root) as hub:
-        with pytest.warns(SourceWarning, match="--datasets pdet-4-1"):
+        with pytest.warns(SourceWarning, match="--datasets t-grab/pdet-4-1"):
             assert tgbhub.load_dataset("t-grab/pdet-4-1", cache_dir=tmp_path / "a", hub_endpoint=hub.url,
                                        sources="hub,build").source == "build"
         # what the warning advises, with the git: target this hub serves

@@ -71,15 +71,17 @@ def test_cheap_checks_refuse_before_pushing(run: tuple[Path, Path, dict], tmp_pa
     with pytest.raises(PublishError, match="mirror"):
         submit(NAME, sub, to=f"mirror:{tmp_path / 'm'}", model="m", cache_dir=cache, offline=True)
     assert not (tmp_path / "hub").exists()
-    assert main(["--cache-dir", str(cache), "--offline", "submit", NAME, str(text), "--to", hub, "--model", "m"]) == 2
+    assert main(["--cache-dir", str(cache), "--offline", "submit", NAME, str(text), "--hub", hub, "--model", "m"]) == 2
 
 
 def test_leaderboard_options_belong_to_their_form(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["leaderboard", NAME, "--hub", f"git:{tmp_path}"]) == 2
-    assert "--hub belongs to `tgbhub leaderboard update`" in capsys.readouterr().err
-    assert main(["leaderboard", "update"]) == 2
-    assert "needs --hub" in capsys.readouterr().err
-    assert main(["leaderboard", NAME]) == 2  # no hub configured
+    with pytest.raises(SystemExit) as refused:  # a usage error: show reads a board, update grades into one
+        main(["leaderboard", "show", NAME, "--hub", f"git:{tmp_path}"])
+    assert refused.value.code == 2 and "tgbhub leaderboard show has no option '--hub'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:
+        main(["leaderboard", "update"])
+    assert refused.value.code == 2 and "required: --hub" in capsys.readouterr().err
+    assert main(["leaderboard", "show", NAME]) == 2  # no hub configured
     assert "TGBHUB_ENDPOINT" in capsys.readouterr().err
 
 

@@ -117,7 +117,7 @@ def test_a_split_after_test_streams_through_test_first(datasets, fitted):
     task = dataset.manifest.task_named("snapshot-f1")
     trainer, _ = fitted(CE, "snapshot-f1", "gclstm", epochs=1)
     submission = trainer.predict(dataset, task, "test_inductive")
-    start, stop = dataset.splits["test_inductive"]
+    start, stop = dataset.snapshot_splits["test_inductive"]
     skip = task["skip_leading"]["test_inductive"]
     assert len(submission["t"]) == (stop - start - skip) * 2 * (dataset.num_nodes - 1)
     assert int(submission["t"].min()) == start + skip

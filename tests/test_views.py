@@ -19,7 +19,7 @@ def ds(shared_cache: Path):
 def test_windows_cover_the_split_once_in_time_order(ds) -> None:
     windows = list(ds.windows("test_inductive"))
     everything = list(ds.windows("test_inductive", skip_empty=False))
-    start, stop = ds.splits["test_inductive"]
+    start, stop = ds.snapshot_splits["test_inductive"]
     assert len(everything) == stop - start and [w.id for w in everything] == list(range(stop - start))
     assert len(windows) == sum(1 for w in everything if len(w)) < len(everything)  # CE's inductive split has gaps
     queries = np.concatenate([w.query for w in windows])

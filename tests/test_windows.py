@@ -112,7 +112,7 @@ def test_tgrab_windows_are_snapshots(shared_cache: Path) -> None:
     ev = events(ds)
     assert suggest_horizon(ev)["value"] == 1 and ev.time == "snapshot"
     index = window_index(ev, "test", 1)
-    start, stop = ds.splits["test"]
+    start, stop = ds.snapshot_splits["test"]
     assert len(index) == stop - start
     for w in (0, len(index) // 2, len(index) - 1):
         _, src, dst = next(iter(ds._range("x", start + w, start + w + 1).snapshots()))

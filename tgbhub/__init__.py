@@ -9,11 +9,22 @@ from __future__ import annotations
 from typing import Any
 
 from tgbhub.api import counterfactual, get_evaluator, load_dataset, manifest_of, resolve
-from tgbhub.errors import (DatasetNotFoundError, FetchError, GenerationError, IntegrityError, InvalidNameError,
-                           ManifestError, PublishError, SourceUnavailableError, SourceWarning, SubmissionError,
-                           TgbhubError, VersionConflictError, VersionNotFoundError)
-
-__version__ = "0.1.0"
+from tgbhub.errors import (
+    DatasetNotFoundError,
+    FetchError,
+    GenerationError,
+    IntegrityError,
+    InvalidNameError,
+    ManifestError,
+    PublishError,
+    SourceUnavailableError,
+    SourceWarning,
+    SubmissionError,
+    TgbhubError,
+    VersionConflictError,
+    VersionNotFoundError,
+)
+from tgbhub.version import __version__
 
 __all__ = [
     "DatasetNotFoundError", "FetchError", "GenerationError", "IntegrityError", "InvalidNameError", "ManifestError",

@@ -17,7 +17,7 @@ from tgbhub.evaluate.graded import Graded
 from tgbhub.errors import (CacheWriteError, DatasetNotFoundError, FetchError, GenerationError, IntegrityError,
                            InvalidNameError, ManifestError, SourceUnavailableError, SourceWarning, TgbhubError,
                            UnsupportedTaskError)
-from tgbhub.manifest import Manifest, plain, read_manifest, require_kind
+from tgbhub.manifest import DIGEST_KIND, SHA256_KIND, Manifest, plain, read_manifest, require_kind
 from tgbhub.progress import Steps
 from tgbhub.registry import DERIVED_MARK, Registry
 from tgbhub.sources import Source
@@ -54,11 +54,18 @@ def default_sources(*, offline: bool | None = None, hub_endpoint: str | None = N
                     parents: Mapping[str, Parent] | None = None, cache_root: Path | None = None) -> list[Source]:
     """The sources tried, in order, when the cache misses.
 
-    The order is ``sources``, else ``$TGBHUB_SOURCES``, else hub, mirror, build. The hub takes part only when an
-    endpoint is configured (``hub_endpoint`` or ``$TGBHUB_ENDPOINT``), mirrors only when listed (``mirrors`` or
-    ``$TGBHUB_MIRRORS``), and in offline mode no source that opens a socket takes part. ``parents`` are the verified
-    parents a derived dataset's local build reads (see :func:`load_dataset`), ``cache_root`` the cache whose kept
-    releases an imported dataset's rebuild reads.
+    Args:
+        offline: leave out every source that opens a socket (default: ``$TGBHUB_OFFLINE``).
+        hub_endpoint: the Hub; it takes part only when one is configured (default: ``$TGBHUB_ENDPOINT``).
+        mirrors: static mirrors; they take part only when listed (default: ``$TGBHUB_MIRRORS``).
+        sources: the order (default: ``$TGBHUB_SOURCES``, else hub, mirror, build).
+        hub_org: the Hub organisation holding the family repos (default: ``$TGBHUB_HUB_ORG``, else ``tgbhub``).
+        token: an access token for private repos (default: ``$TGBHUB_TOKEN``, else ``$HF_TOKEN``).
+        parents: the verified parents a derived dataset's local build reads (see :func:`load_dataset`).
+        cache_root: the cache whose kept releases an imported dataset's rebuild reads.
+
+    Returns:
+        The sources, in the order they are tried.
 
     Raises:
         InvalidNameError: if a setting is malformed (unknown source name, a mirror that is not a URL, ...).
@@ -92,8 +99,7 @@ def resolve(name: str, version: str | None = None) -> Manifest:
         full = _importable_full_names(name) if isinstance(name, str) and "/" not in name else []
         if full and "did you mean" not in str(bad):
             raise InvalidNameError(f"{name!r} needs its family: did you mean {' or '.join(map(repr, full))}? "
-                                   f"(imported, not bundled: `tgbhub import {full[0].split('/')[0]} "
-                                   f"{name.partition('@')[0]}`)") from bad
+                                   f"(imported, not bundled: `tgbhub import {full[0].partition('@')[0]}`)") from bad
         raise
 
 
@@ -112,10 +118,24 @@ def _importable_full_names(bare: str) -> list[str]:
 
 def catalogue_rows(family: str | None = None, *, cache_dir: str | os.PathLike[str] | None = None
                    ) -> list[dict[str, Any]]:
-    """Every dataset the hub knows, one row each, with its ``status`` in the cache at ``cache_dir``: the bundled and
-    published derived datasets (``cached`` or ``buildable``; a derived row comes from the derived index and its
-    parent, so listing builds nothing), then every importer catalogue's datasets (``imported`` or ``import
-    required``, with the published statistics and the ``import`` command).
+    """Every dataset the hub knows, one row each, with its ``status`` in the cache at ``cache_dir``.
+
+    The bundled and published derived datasets come first (a derived row comes from the derived index and its
+    parent, so listing builds nothing), then every importer catalogue's datasets. Sizes are counted as the loaded
+    dataset counts them (:func:`dataset_summary`): an importer's dataset has them once imported, and always TGB's
+    published counts under their own names.
+
+    Args:
+        family: only this family's datasets (default: every family).
+        cache_dir: the cache whose entries set each row's ``status`` (default: ``$TGBHUB_CACHE``, else the user
+            cache folder).
+
+    Returns:
+        One dict per dataset: ``name``, ``version``, ``num_nodes``, ``num_rows``, ``num_snapshots``, ``splits``
+        (names), ``bytes``, ``derived_from``, ``transform`` and ``status`` (``cached``, ``buildable`` or ``fetch``;
+        ``imported`` or ``import required`` for an importer's); trajectories add ``num_sites`` and
+        ``num_variables``; an importer's add ``import`` (the command), ``published_num_nodes``,
+        ``published_num_edges`` and ``num_timestamps``.
 
     Raises:
         InvalidNameError: for a family nobody knows (naming the known ones).
@@ -136,12 +156,77 @@ def catalogue_rows(family: str | None = None, *, cache_dir: str | os.PathLike[st
             name, card = f"{plugin.family}/{short}", plugin.card(plugin.entry(short))
             kept = stored_versions(root, name)
             stats = card.get("stats", {})
-            rows.append({"name": name, "version": kept[-1].name.removesuffix(".manifest.json") if kept else None,
-                         "num_nodes": stats.get("num_nodes"), "num_rows": stats.get("num_edges"),
-                         "num_snapshots": stats.get("num_timestamps"), "splits": [], "bytes": None,
-                         "derived_from": None, "transform": None,
-                         "status": "imported" if kept else "import required", "import": card.get("import")})
+            if kept:  # counted on the imported data, as the dataset object counts
+                manifest = read_manifest(kept[-1])
+                row = {"name": name, "version": manifest.version, **dataset_summary(manifest),
+                       "splits": list(manifest.splits), "bytes": sum(f.size for f in manifest.files)}
+            else:  # the node-id space and the rows are known once imported; the published counts are not those
+                row = {"name": name, "version": None, "num_nodes": None, "num_rows": None, "num_snapshots": None,
+                       "splits": [], "bytes": None}
+            rows.append({**row, "derived_from": None, "transform": None,
+                         "status": "imported" if kept else "import required", "import": card.get("import"),
+                         "published_num_nodes": stats.get("num_nodes"), "published_num_edges": stats.get("num_edges"),
+                         "num_timestamps": stats.get("num_timestamps")})
     return rows
+
+
+def dataset_summary(manifest: Manifest) -> dict[str, Any]:
+    """A dataset's sizes as its manifest states them, each counted as the dataset object counts it, so that ``tgbhub
+    list``, ``tgbhub info`` and ``load_dataset(...)`` agree.
+
+    A node is, per kind: for a temporal graph, an id of the node-id space (every ``src``/``dst`` lies in
+    ``[0, num_nodes)``; an id no row uses still counts); for trajectories (ChaosNet), a node of the Jacobian graph the
+    models run on, i.e. one state variable (``q_i`` or ``p_i``), so ``num_nodes`` is ``2N`` and the lattice's ``N``
+    sites are ``num_sites``. A row is an event (temporal graph) or one ``(IC, step)`` state vector (trajectories).
+
+    Args:
+        manifest: the dataset version's manifest (bundled, derived or imported).
+
+    Returns:
+        ``num_nodes``, ``num_rows`` and ``num_snapshots`` (``None`` for continuous time; steps per IC for
+        trajectories), plus ``num_sites`` and ``num_variables`` for trajectories.
+    """
+    graph = manifest.graph
+    if graph.get("kind") == "trajectories":
+        steps = int(graph["num_snapshots"])
+        return {"num_nodes": int(graph["num_nodes"]), "num_rows": int(graph["num_ics"]) * steps,
+                "num_snapshots": steps, "num_sites": int(graph["num_sites"]),
+                "num_variables": len(graph["variables"])}
+    rows = manifest.stats.get("num_rows")
+    if rows is None and manifest.split_unit == "row":  # an import's stats count edges; its row splits tile the rows
+        rows = max((int(stop) for _, stop in manifest.splits.values()), default=0)
+    nodes, snapshots = graph.get("num_nodes"), graph.get("num_snapshots")
+    return {"num_nodes": None if nodes is None else int(nodes), "num_rows": None if rows is None else int(rows),
+            "num_snapshots": None if snapshots is None else int(snapshots)}
+
+
+def split_ranges(manifest: Manifest) -> dict[str, dict[str, list[int]] | None]:
+    """A dataset's splits as its manifest states them, under the names the dataset object gives them.
+
+    Args:
+        manifest: the dataset version's manifest.
+
+    Returns:
+        ``splits``: half-open row ranges, as ``ds.splits`` (``None`` where the manifest counts snapshots and its
+        statistics give no rows per split); ``snapshot_splits`` where the manifest counts snapshots; ``ic_splits``
+        where it counts initial conditions (trajectories).
+    """
+    stored = {name: [int(start), int(stop)] for name, (start, stop) in manifest.splits.items()}
+    unit = manifest.split_unit
+    if unit == "row":
+        return {"splits": stored}
+    if unit == "initial-condition":
+        steps = int(manifest.graph["num_snapshots"])
+        return {"splits": {name: [start * steps, stop * steps] for name, (start, stop) in stored.items()},
+                "ic_splits": stored}
+    counted = manifest.stats.get("splits") or {}
+    ordered = sorted(stored, key=lambda name: stored[name])  # the splits tile the time axis, so rows in this order
+    sizes = [(counted.get(name) or {}).get("rows") for name in ordered]
+    if any(size is None for size in sizes):
+        return {"splits": None, "snapshot_splits": stored}
+    ends = np.cumsum([int(size) for size in sizes]).tolist()
+    rows = {name: [end - int(size), end] for name, size, end in zip(ordered, sizes, ends)}
+    return {"splits": {name: rows[name] for name in stored}, "snapshot_splits": stored}
 
 
 def _catalogue_rows(names: Sequence[str], root: Path) -> list[dict[str, Any]]:
@@ -153,21 +238,19 @@ def _catalogue_rows(names: Sequence[str], root: Path) -> list[dict[str, Any]]:
         entry = _REGISTRY.derived(name, version)
         if entry is None:
             manifest = resolve(name)
-            graph = manifest.graph
-            # a ChaosNet lattice's nodes are its sites; its state has 2 variables (q, p) per site
-            row = {"name": name, "version": manifest.version,
-                   "num_nodes": graph.get("num_sites", graph.get("num_nodes")),
-                   "num_rows": manifest.stats.get("num_rows"), "num_snapshots": graph.get("num_snapshots"),
+            sizes = dataset_summary(manifest)
+            row = {"name": name, "version": manifest.version, "num_nodes": sizes.pop("num_nodes"),
+                   "num_rows": sizes.pop("num_rows"), "num_snapshots": sizes.pop("num_snapshots"),
                    "splits": list(manifest.splits), "bytes": sum(f.size for f in manifest.files),
-                   "derived_from": manifest.derived_from, "transform": manifest.transform,
-                   **({"num_variables": len(graph["variables"])} if "variables" in graph else {})}
+                   "derived_from": manifest.derived_from, "transform": manifest.transform, **sizes}
             buildable = manifest.recipe is not None
         else:
             if entry.derived_from not in parents:
                 parents[entry.derived_from] = resolve(entry.derived_from)
             parent = parents[entry.derived_from]
-            row = {"name": name, "version": entry.version, "num_nodes": parent.graph.get("num_nodes"),
-                   "num_rows": entry.num_rows, "num_snapshots": parent.graph.get("num_snapshots"),
+            sizes = dataset_summary(parent)  # a variant keeps its parent's graph block (nodes, snapshots)
+            row = {"name": name, "version": entry.version, "num_nodes": sizes["num_nodes"],
+                   "num_rows": entry.num_rows, "num_snapshots": sizes["num_snapshots"],
                    "splits": list(parent.splits), "bytes": entry.bytes, "derived_from": entry.derived_from,
                    "transform": plain(entry.transform)}
             buildable = True
@@ -211,14 +294,14 @@ def task_cards() -> list[dict[str, Any]]:
 
 
 def importer_names() -> list[str]:
-    """The SOURCE choices of ``tgbhub import SOURCE NAME`` (cheap: no importer is loaded)."""
+    """The registered importers' names (cheap: no importer is loaded)."""
     from tgbhub.local.gateway import importer_names as names
 
     return names()
 
 
 def importers() -> list[dict[str, Any]]:
-    """Every benchmark ``tgbhub import SOURCE NAME`` can import: its ``name`` (SOURCE), ``family``, ``summary``,
+    """Every benchmark ``tgbhub import FAMILY/NAME`` can import: its importer ``name``, ``family``, ``summary``,
     how many datasets its catalogue knows and an ``example`` name."""
     from tgbhub.local.gateway import importer_plugin
 
@@ -280,8 +363,16 @@ def _declare_tasks(dataset: Any, manifest: Manifest, root: Path) -> None:
 
 def prepare_tasks(name: str, *, cache_dir: str | os.PathLike[str] | None = None,
                   offline: bool | None = None) -> list[str]:
-    """Build (or find, verified) the artifacts of every task dataset ``name`` declares through a task document,
-    bundled or declared on request, so that grading it needs nothing more, offline included; return those tasks.
+    """Build (or find, verified) the artifacts of every task of dataset ``name`` that a task document declares, so
+    that grading it needs nothing more, offline included.
+
+    Args:
+        name: ``family/name[@version]``.
+        cache_dir: the cache root (default: ``$TGBHUB_CACHE``, else the user cache folder).
+        offline: open no socket (default: ``$TGBHUB_OFFLINE``).
+
+    Returns:
+        The names of those tasks, bundled documents and those declared on request (empty for trajectories).
 
     Raises:
         TgbhubError: as :func:`load_dataset` raises, and IntegrityError or GenerationError if a task's artifacts
@@ -301,21 +392,31 @@ def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.P
                  sources: Names = None, verify: str = "quick") -> TemporalGraphDataset | TrajectoryDataset:
     """Load a dataset version, from the verified cache or else from the first source that can serve it.
 
-    ``name`` is ``family/name`` and may carry ``@version``; without a version the newest is loaded. The cache root
-    is ``cache_dir``, else ``$TGBHUB_CACHE``, else the user cache folder. On a cache miss the sources are tried in
-    order (see :func:`default_sources`): the Hub at ``hub_endpoint`` / ``$TGBHUB_ENDPOINT``, static ``mirrors`` /
-    ``$TGBHUB_MIRRORS``, then the local build. A source that fails or serves bytes that do not match the manifest is
-    reported with a :class:`~tgbhub.errors.SourceWarning` and skipped. ``ds.source`` says who served the call
-    (``cache``, ``hub``, ``mirror`` or ``build``). In offline mode (``offline=True`` or ``TGBHUB_OFFLINE=1``) no
-    socket is opened: only the cache and the local build serve. ``verify="full"`` re-hashes every cached file first
-    (bit rot keeps a file's size and mtime, which is all the default ``"quick"`` check reads) and repairs what it
-    finds, as ``tgbhub verify`` does. A derived dataset's parent is loaded first, the same
-    way; a canonical variant name that is not published (another ``k`` or seed, e.g. ``~intense-k2-s11`` after a
-    base name) is built on request from its verified parent (see :mod:`tgbhub.local.derive`).
+    A source that fails, or serves bytes that do not match the manifest, is reported with a
+    :class:`~tgbhub.errors.SourceWarning` and skipped. A derived dataset's parent is loaded first, the same way; a
+    canonical variant name that is not published (another ``k`` or seed, e.g. ``~intense-k2-s11`` after a base name)
+    is built on request from its verified parent (see :mod:`tgbhub.local.derive`).
 
     >>> ds = load_dataset("t-grab/ce-64", hub_endpoint="http://127.0.0.1:8090")   # doctest: +SKIP
-    >>> ds.source, ds.num_nodes, ds.splits["test"]                                   # doctest: +SKIP
+    >>> ds.source, ds.num_nodes, ds.snapshot_splits["test"]                          # doctest: +SKIP
     ('hub', 101, (3252, 3658))
+
+    Args:
+        name: ``family/name``, optionally with ``@version`` (without one, the newest version).
+        version: the version, instead of ``@version`` in ``name``.
+        cache_dir: the cache root (default: ``$TGBHUB_CACHE``, else the user cache folder).
+        offline: open no socket, so only the cache and the local build serve (default: ``$TGBHUB_OFFLINE``).
+        hub_endpoint: the Hub tried first on a cache miss (default: ``$TGBHUB_ENDPOINT``; none: no hub).
+        mirrors: static mirrors tried after the hub (default: ``$TGBHUB_MIRRORS``).
+        sources: the order of the sources (default: ``$TGBHUB_SOURCES``, else hub, mirror, build; see
+            :func:`default_sources`).
+        verify: ``"quick"`` (the default) trusts a cached file whose size and mtime are unchanged; ``"full"``
+            re-hashes every cached file first (bit rot keeps both) and repairs what it finds, as ``tgbhub verify``.
+
+    Returns:
+        The dataset object its manifest's ``graph.kind`` declares: a :class:`~tgbhub.data.TemporalGraphDataset` or a
+        :class:`~tgbhub.data.TrajectoryDataset`; its ``source`` says who served this call (``cache``, ``hub``,
+        ``mirror`` or ``build``).
 
     Raises:
         InvalidNameError, DatasetNotFoundError, VersionNotFoundError: for a bad reference or setting (a variant name
@@ -345,11 +446,20 @@ def load_dataset(name: str, version: str | None = None, *, cache_dir: str | os.P
 
 def verify(names: Sequence[str] | None = None, *, cache_dir: str | os.PathLike[str] | None = None,
            offline: bool | None = None, repair: bool = True) -> list[dict[str, Any]]:
-    """Re-hash every file of the named datasets' cache entries (default: every entry the cache holds), whatever their
-    sizes and mtimes say, and repair what is damaged: column files are re-derived from their verified artifacts, and
-    an entry whose artifact changed is withdrawn and, with ``repair``, fetched or rebuilt through the usual sources.
-    One row per dataset version: ``{"name", "version", "status", "files"}``, ``status`` one of ``ok``, ``repaired``
-    (``files`` says which), ``damaged`` (withdrawn, not repaired) or ``missing`` (not in the cache).
+    """Re-hash every file of cached datasets, whatever their sizes and mtimes say, and repair what is damaged.
+
+    Column files are re-derived from their verified artifacts; an entry whose artifact changed is withdrawn and,
+    with ``repair``, fetched or rebuilt through the usual sources.
+
+    Args:
+        names: the datasets (``family/name[@version]``); default every entry the cache holds.
+        cache_dir: the cache root (default: ``$TGBHUB_CACHE``, else the user cache folder).
+        offline: fetch nothing over the network when repairing (default: ``$TGBHUB_OFFLINE``).
+        repair: fetch or rebuild a withdrawn entry (``False``: only report it).
+
+    Returns:
+        One row per dataset version: ``{"name", "version", "status", "files"}``, ``status`` one of ``ok``,
+        ``repaired`` (``files`` says which), ``damaged`` (withdrawn, not repaired) or ``missing`` (not cached).
 
     Raises:
         InvalidNameError, DatasetNotFoundError, VersionNotFoundError: for a bad or unknown name.
@@ -419,9 +529,21 @@ def _every_cached(root: Path) -> list[Manifest]:
 
 def manifest_of(name: str, version: str | None = None, *, cache_dir: str | os.PathLike[str] | None = None,
                 offline: bool | None = None, catalogue: Registry | None = None) -> Manifest:
-    """The manifest ``name`` (optionally ``@version``) refers to, like :func:`resolve`, except that a derived
-    dataset's manifest, which is not shipped, is derived on request: the variant is built into the cache once (from
-    its verified parent) and a published one's manifest is checked byte for byte against the catalogue's index.
+    """The manifest ``name`` refers to, like :func:`resolve`, a derived dataset's included.
+
+    A derived dataset's manifest is not shipped: it is derived on request (the variant is built into the cache once,
+    from its verified parent), and a published one's is checked byte for byte against the catalogue's index. A
+    dataset imported into the cache gets its imported manifest.
+
+    Args:
+        name: ``family/name``, optionally with ``@version``.
+        version: the version, instead of ``@version`` in ``name``.
+        cache_dir: the cache root (default: ``$TGBHUB_CACHE``, else the user cache folder).
+        offline: open no socket while building a variant's parent (default: ``$TGBHUB_OFFLINE``).
+        catalogue: look names up in this registry instead of the bundled one (imports are then not consulted).
+
+    Returns:
+        The manifest, as published (never rewritten for display).
 
     Raises:
         InvalidNameError, DatasetNotFoundError, VersionNotFoundError: as :func:`resolve`.
@@ -500,9 +622,18 @@ def _import_advice(name: str, version: str | None) -> str | None:
 
 def open_verified(manifest: Manifest, root: Path, settings: Fetching = Fetching()
                   ) -> tuple[TemporalGraphDataset | TrajectoryDataset, cache.CacheEntry]:
-    """The dataset object and verified cache entry of ``manifest`` under cache ``root``, fetched as ``settings``
-    say on a miss. A derived dataset's parent is opened first, through the same verified path (cache, hub, mirror or
-    build), and checked against the digests its recipe pins.
+    """The dataset object and verified cache entry of ``manifest``, fetched on a cache miss.
+
+    A derived dataset's parent is opened first, through the same verified path (cache, hub, mirror or build), and
+    checked against the digests its recipe pins.
+
+    Args:
+        manifest: the dataset version.
+        root: the cache root.
+        settings: where bytes may come from on a miss.
+
+    Returns:
+        ``(dataset, entry)``: the dataset object (its ``source`` says who served it) and its cache entry.
 
     Raises:
         IntegrityError: if a derived dataset's parent does not have the content its recipe pins.
@@ -550,7 +681,14 @@ def ensure_cached(manifest: Manifest, root: Path, sources: Sequence[Source],
                   offline: bool = False) -> tuple[cache.CacheEntry, str]:
     """The verified cache entry of ``manifest``, fetched from the first source that works; and who served it.
 
-    ``offline`` only shapes the advice when every source fails (the caller has already left network sources out).
+    Args:
+        manifest: the dataset version.
+        root: the cache root.
+        sources: the sources to try, in order, on a miss.
+        offline: only shapes the advice when every source fails (the caller has already left network sources out).
+
+    Returns:
+        ``(entry, served_by)``: the cache entry and ``"cache"`` or the name of the source that installed it.
 
     Raises:
         SourceUnavailableError: if the cache misses and every source failed, with advice that fits the situation.
@@ -626,7 +764,19 @@ def grade(name: str, file: str | os.PathLike[str], *, task: str | None = None, s
           cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None) -> Graded:
     """Grade one submission ``file`` against dataset ``name``: what ``tgbhub evaluate NAME FILE`` prints.
 
-    Without ``task`` the task whose declared columns the file has is chosen, else the dataset's default task.
+    Args:
+        name: the dataset, ``family/name[@version]``.
+        file: the submission (Parquet).
+        task: the task graded; default the task whose declared columns the file has, else the default task.
+        split: the split graded (default: the task's report split).
+        detail: add per-snapshot or per-query detail to the result.
+        teacher_forced: a rollout-forecasting task's teacher-forced submission, graded beside ``file``.
+        cache_dir: the cache root (default: ``$TGBHUB_CACHE``, else the user cache folder).
+        offline: open no socket (default: ``$TGBHUB_OFFLINE``).
+
+    Returns:
+        The graded run: the evaluator's result (its ``digest`` and ``digests`` are logical content digests of the
+        graded data, as its ``digest_kind`` says) and the submission's path.
 
     Raises:
         DatasetNotFoundError, SourceUnavailableError: for a dataset that cannot be loaded.
@@ -660,9 +810,20 @@ def grade(name: str, file: str | os.PathLike[str], *, task: str | None = None, s
 def run_baseline(model: str, name: str, *, task: str | None = None, split: str | None = None,
                  out: str | os.PathLike[str] | None = None, cache_dir: str | os.PathLike[str] | None = None,
                  offline: bool | None = None) -> Graded:
-    """Run the heuristic baseline ``model`` on dataset ``name`` for ``task`` (default: the dataset's default task)
-    and ``split`` (default: the task's report split), grade it, and write its submission to ``out`` if given: what
-    ``tgbhub baseline MODEL NAME`` prints.
+    """Run the heuristic baseline ``model`` on dataset ``name`` and grade it: what ``tgbhub baseline MODEL NAME``
+    prints.
+
+    Args:
+        model: the baseline, with its options where it takes some (``edgebank``, ``edgebank-tw``, ...).
+        name: the dataset, ``family/name[@version]``.
+        task: the task (default: the dataset's default task).
+        split: the split (default: the task's report split).
+        out: where to write the submission (Parquet), if anywhere; its folder must exist.
+        cache_dir: the cache root (default: ``$TGBHUB_CACHE``, else the user cache folder).
+        offline: open no socket (default: ``$TGBHUB_OFFLINE``).
+
+    Returns:
+        The graded run, with the model's name (and ``submission``, the path written to ``out``).
 
     Raises:
         DatasetNotFoundError, SourceUnavailableError: for a dataset that cannot be loaded.
@@ -708,11 +869,26 @@ def _require_baseline(model: str, manifest: Manifest, task: Mapping[str, Any]) -
             f"{', '.join(models_for(str(task.get('type'))))})")
 
 
-def _pick_variants(base: Manifest, kinds: Sequence[str], seeds: Sequence[int]) -> list[str]:
-    """The variant names of ``base`` for the given kinds (written as in a variant's name: ``shuffle``,
-    ``intense-k5``) and seeds, in that kind order, then by seed. Published variants load as published; any other
-    is built on request (:mod:`tgbhub.local.derive`), and a malformed kind is refused when it is loaded."""
-    return [f"{base.name}~{kind}-s{int(seed)}" for kind in kinds for seed in seeds]
+def variant_names(base: str, kinds: Sequence[str] | None = None, seeds: Sequence[int] | None = None) -> list[str]:
+    """The canonical names of the variants of the base dataset ``base``, in kind order, then by seed. Names only:
+    published variants load as published, any other is built on request (:mod:`tgbhub.local.derive`).
+
+    Args:
+        base: the base dataset, ``family/name`` (no version: a variant's versions are its base's).
+        kinds: each written as in a variant's name (``shuffle``, ``intense-k5``); default the published kinds.
+        seeds: default the published seeds (0-9).
+
+    Returns:
+        ``family/name~kind[-pN...]-sSEED`` for every kind and seed, e.g. ``t-grab/ce-64~intense-k5-s0``.
+
+    Raises:
+        InvalidNameError: for a kind not written ``KIND[-PARAMVALUE...]``, or not canonically (naming the canonical
+            spelling, e.g. ``intense-k5`` for ``intense-k05``).
+        GenerationError: for an unknown transform, a missing, non-int or out-of-range parameter, or a bad seed.
+    """
+    from tgbhub.local.gateway import variant_names as names
+
+    return names(base, None if kinds is None else list(kinds), None if seeds is None else list(seeds))
 
 
 def counterfactual(name: str, model: str | None = None, *, predictions: str | os.PathLike[str] | None = None,
@@ -721,16 +897,27 @@ def counterfactual(name: str, model: str | None = None, *, predictions: str | os
                    cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None) -> Any:
     """The counterfactual sanity check (TLPCF) of a baseline ``model`` or a ``predictions`` file on dataset ``name``.
 
-    Loads ``name`` (a base dataset) and its distorted variants (``kinds`` like ``"shuffle"``, ``"intense-k5"``,
-    default the three published kinds; ``seeds`` default 0-9; with ``predictions`` and no ``kinds``/``seeds``, the
-    variants the file scores), scores every condition with the model and with the ``controls`` (EdgeBank-inf and
-    the recency heuristic by default), and compares real against each kind
-    (:func:`tgbhub.evaluate.counterfactual.evaluate_counterfactual`). ``negatives`` is ``"paired"`` or
-    ``"regenerated"``. Returns a :class:`~tgbhub.evaluate.counterfactual.Report` (``.rows``, ``.to_json()``,
-    ``.write(folder)``).
+    Loads ``name`` and its distorted variants, scores every condition with the model and with the ``controls``,
+    and compares real against each kind (:func:`tgbhub.evaluate.counterfactual.evaluate_counterfactual`).
 
     >>> report = counterfactual("t-grab/ce-64", "persistence", seeds=range(3))   # doctest: +SKIP
     >>> sorted({r["verdict"] for r in report.rows if r["model"] == "persistence"})   # doctest: +SKIP
+
+    Args:
+        name: the real (base) dataset, ``family/name[@version]``.
+        model: a baseline scored on every condition; pass this or ``predictions``.
+        predictions: a long-format Parquet file of scores for every condition; pass this or ``model``.
+        kinds: the distortions, written as in a variant's name (``"shuffle"``, ``"intense-k5"``); default the three
+            published kinds (with ``predictions`` and no ``kinds``/``seeds``: the variants the file scores).
+        seeds: the variants' seeds (default 0-9).
+        negatives: ``"paired"`` (the parent's negatives of each query) or ``"regenerated"``.
+        controls: baselines scored beside the model (default EdgeBank-inf and the recency heuristic).
+        epsilon: the margin of the ``margin_drop`` flag.
+        cache_dir: the cache root (default: ``$TGBHUB_CACHE``, else the user cache folder).
+        offline: open no socket (default: ``$TGBHUB_OFFLINE``).
+
+    Returns:
+        A :class:`~tgbhub.evaluate.counterfactual.Report` (``.rows``, ``.to_json()``, ``.write(folder)``).
 
     Raises:
         InvalidNameError: if ``name`` is a derived dataset, a kind is malformed, or neither/both of ``model`` and
@@ -742,8 +929,7 @@ def counterfactual(name: str, model: str | None = None, *, predictions: str | os
     """
     from tgbhub.baselines import run_baseline
     from tgbhub.errors import InvalidNameError
-    from tgbhub.evaluate.counterfactual import (DEFAULT_KINDS, DEFAULT_SEEDS, REAL, evaluate_counterfactual,
-                                                read_predictions)
+    from tgbhub.evaluate.counterfactual import REAL, evaluate_counterfactual, read_predictions
 
     if (model is None) == (predictions is None):
         raise InvalidNameError("pass exactly one of model= (a baseline name, e.g. 'edgebank') and predictions= (a "
@@ -756,8 +942,7 @@ def counterfactual(name: str, model: str | None = None, *, predictions: str | os
     if scored is not None and kinds is None and seeds is None:
         wanted = sorted({v for v, _ in scored if v != REAL})
     else:
-        wanted = _pick_variants(real.manifest, list(kinds or DEFAULT_KINDS),
-                                list(DEFAULT_SEEDS if seeds is None else seeds))
+        wanted = variant_names(real.manifest.name, kinds or None, seeds)
     variants = [load_dataset(variant, cache_dir=cache_dir, offline=offline) for variant in wanted]
 
     def baseline(label: str) -> Any:
@@ -773,3 +958,91 @@ def counterfactual(name: str, model: str | None = None, *, predictions: str | os
         models.setdefault(label, baseline(label))
     return evaluate_counterfactual(real, variants, models, negatives=negatives, epsilon=epsilon,
                                    controls=[c for c in controls if c != model])
+
+
+def generative_check(name: str, predictions: str | os.PathLike[str], *, seeds: Sequence[int] | None = None,
+                     fallback: str = "cap", clip_to_reference_window: bool = False, directed: bool = True,
+                     cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None
+                     ) -> dict[str, Any]:
+    """The generative evaluation (TLPCF's ATD/ACD) of predicted events on dataset ``name``, beside its reference
+    baselines: the shuffle and INTENSE k=1 variants of ``seeds`` scored as oracles, and the validation window
+    replayed.
+
+    Args:
+        name: the real dataset, ``family/name[@version]``.
+        predictions: a Parquet file of predicted events (``src``, ``dst``, ``t`` and optionally ``sample_id``).
+        seeds: the seeds of the variants the oracle baselines are scored on (default the published seeds, 0-9).
+        fallback: ATD's missing-pair convention (``cap``, ``horizon_end`` or ``error``).
+        clip_to_reference_window: drop predicted events outside the real test window.
+        directed: ``False`` to count ``(u, v)`` and ``(v, u)`` as one pair.
+        cache_dir: the cache root (default: ``$TGBHUB_CACHE``, else the user cache folder).
+        offline: open no socket.
+
+    Returns:
+        :func:`~tgbhub.evaluate.generative.generative_evaluation`'s result with a ``baselines`` entry.
+
+    Raises:
+        InvalidNameError: for an unknown fallback or a malformed predictions file.
+        DatasetNotFoundError: if ``name`` (or a variant's parent) does not exist.
+    """
+    from tgbhub.evaluate import generative
+
+    real = load_dataset(name, cache_dir=cache_dir, offline=offline)
+    options = {"fallback": fallback, "clip_to_reference_window": clip_to_reference_window, "directed": directed}
+    result = generative.generative_evaluation(real, predictions, **options)
+    oracles = {key: [load_dataset(variant, cache_dir=cache_dir, offline=offline)
+                     for variant in variant_names(real.manifest.name, [kind], seeds)]
+               for kind, key in (("shuffle", "shuffles"), ("intense-k1", "jittered"))}
+    result["baselines"] = generative.generative_baselines(real, **oracles, **options)
+    return result
+
+
+def describe(name: str, *, cache_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Everything ``tgbhub info`` shows of a dataset, as plain data: its summary, versions, recipe, tasks (declared
+    and on request), files (each with its file ``sha256``, what a download is checked against, and its logical
+    ``digest``, what a rebuild is checked against), known discrepancies, changelog and citation. A derived
+    dataset's manifest is derived on the first call. A dataset an importer's catalogue has and this cache has not
+    imported gets its catalogue card, with ``status`` ``import required``.
+
+    Args:
+        name: ``family/name[@version]``.
+        cache_dir: the cache root (default: ``$TGBHUB_CACHE``, else the user cache folder).
+
+    Returns:
+        The card, JSON-ready.
+
+    Raises:
+        DatasetNotFoundError: if no catalogue has ``name`` (with suggestions).
+        InvalidNameError: for a malformed name (a bare name an importer's catalogue has gets its family suggested).
+    """
+    try:
+        manifest = with_task_documents(manifest_of(name, cache_dir=cache_dir))
+    except TgbhubError:
+        card = catalogue_card(name)
+        if card is None:
+            raise
+        return {**card, "status": "import required"}
+    # a variant built on request is not in the catalogue: its versions are its base's
+    listed = manifest.name if _REGISTRY.has(manifest.name) or not manifest.derived_from else \
+        manifest.derived_from.partition("@")[0]
+    if _REGISTRY.has(listed):
+        versions = _REGISTRY.versions(listed)
+    else:  # imported, so in no catalogue: the versions this cache keeps
+        from tgbhub.local.imports import stored_versions
+
+        versions = [path.name.removesuffix(".manifest.json")
+                    for path in stored_versions(config.cache_root(cache_dir), manifest.name)]
+    graph = manifest.graph
+    return {"name": manifest.name, "version": manifest.version, "versions": versions,
+            "description": manifest.description, **dataset_summary(manifest), **split_ranges(manifest),
+            "bytes": sum(f.size for f in manifest.files),
+            "derived_from": manifest.derived_from, "transform": manifest.transform,
+            "replaces": (graph.get("replaces") or {}).get("split"),
+            "recipe": plain(manifest.raw.get("recipe")) or {}, "task": plain(manifest.task),
+            "tasks": [plain(t) for t in manifest.tasks], "citation": manifest.raw.get("citeAs"),
+            "changelog": [plain(e) for e in manifest.changelog],
+            "files": [{"name": f.name, "sha256": f.sha256, "size": f.size, "digest": f.digest} for f in manifest.files],
+            "hash_kinds": {"sha256": SHA256_KIND, "digest": DIGEST_KIND},
+            "known_discrepancies": plain(manifest.known_discrepancies),
+            "tasks_on_request": [{"name": spec.name, "type": spec.type, "version": spec.version,
+                                  "summary": spec.summary} for spec in tasks_on_request(manifest)]}

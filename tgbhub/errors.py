@@ -7,7 +7,6 @@ what went wrong, with which value, and how to fix it.
 from __future__ import annotations
 
 import errno
-
 from collections.abc import Sequence
 
 

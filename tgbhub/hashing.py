@@ -34,7 +34,8 @@ def column_sha256(values: np.ndarray) -> str:
     """sha256 of one column's C-order little-endian bytes (the per-array hashes some manifests list)."""
     array = np.asarray(values)
     little = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
-    return hashlib.sha256(memoryview(little).cast("B")).hexdigest()
+    # ndarray.data is memoryview(array); numpy's stubs type ndarray as a buffer only for Python >= 3.12
+    return hashlib.sha256(little.data.cast("B")).hexdigest()
 
 
 def content_digest(columns: Mapping[str, np.ndarray]) -> str:
@@ -48,5 +49,5 @@ def content_digest(columns: Mapping[str, np.ndarray]) -> str:
         array = np.asarray(values)
         little = array.dtype.newbyteorder("<")
         digest.update(f"{name}:{little.str}:{len(array)}\n".encode())
-        digest.update(memoryview(np.ascontiguousarray(array, dtype=little)).cast("B"))
+        digest.update(np.ascontiguousarray(array, dtype=little).data.cast("B"))  # .data: memoryview(array)
     return digest.hexdigest()

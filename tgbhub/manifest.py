@@ -84,6 +84,13 @@ class FileEntry:
     column_sha256: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
+#: what a ``digest`` is wherever cards and graded results show one (their ``digest_kind``): the logical content digest
+DIGEST_KIND = ("logical content digest (sha256-columns-v1 of the canonical column bytes): what a local rebuild is "
+               "checked against, the same whatever Parquet writer made the file; not a file sha256")
+#: what a file's ``sha256`` is wherever it is shown beside a ``digest``
+SHA256_KIND = "file sha256 (the bytes on disk): what a download is checked against"
+
+
 @dataclass(frozen=True)
 class ParentRef:
     """The dataset a derived dataset is built from: ``family/name@version`` and the content digest of each parent
@@ -234,7 +241,8 @@ def plain(value: Any) -> Any:
 
 def _require(doc: Mapping[str, Any], key: str, where: str) -> Any:
     if key not in doc:
-        raise ManifestError(f"{where} has no {key!r}; regenerate it with `python -m generators NAME`")
+        raise ManifestError(f"{where} has no {key!r}; regenerate it with `python -m scripts.manifests NAME` from a "
+                            "checkout")
     return doc[key]
 
 
@@ -303,7 +311,7 @@ def parse_manifest(doc: Mapping[str, Any]) -> Manifest:
     tasks = doc.get("tasks")
     if tasks is not None and (not tasks or tasks[0] != _require(doc, "task", where)):
         raise ManifestError(f"{where} lists tasks whose first entry is not its default 'task'; regenerate it with "
-                            "python -m generators")
+                            "`python -m scripts.manifests` from a checkout")
     return Manifest(
         name=_require(doc, "name", where), version=str(_require(doc, "version", where)),
         description=doc.get("description", ""), license=doc.get("license", ""), files=files, recipe=recipe,

@@ -160,12 +160,12 @@ def track(items: Iterable[T], desc: str, total: int | None = None, unit: str = "
     ``len(items)`` when there is one.
     """
     bar = _progress(desc, _length(items, total), unit)
-    named = label is not None and not silenced()
+    name = label if not silenced() else None
     try:
         for item in items:
             yield item
-            if named:
-                bar.set_postfix_str(label(item), refresh=False)
+            if name is not None:
+                bar.set_postfix_str(name(item), refresh=False)
             bar.update(1)
     finally:
         bar.close()

@@ -1,6 +1,6 @@
 """One heuristic evaluated both ways: window forecasting (the graded task) and the legacy fixed-size batches.
 
-The link-forecasting paper's point (spec ``linkforecast.md`` §1, §4) is that batch evaluation depends on the batch
+The link-forecasting paper's point (docs/forecasting.md) is that batch evaluation depends on the batch
 size. :func:`compare_protocols` makes that visible for any temporal graph: the window task's AUC/AP next to the
 batch protocol's for several batch sizes, same model, same split, and the relative change
 ``(forecast - prediction) / prediction`` of the paper's Tables 13/14.

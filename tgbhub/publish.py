@@ -24,13 +24,23 @@ import pyarrow.parquet as pq
 
 from tgbhub import api, config
 from tgbhub.cache import CacheEntry, stored_manifest_path
+from tgbhub.columns import import_h5py
 from tgbhub.errors import PublishError, VersionNotFoundError
 from tgbhub.hashing import file_sha256
 from tgbhub.hub.git import GitTarget
 from tgbhub.hub.hfapi import HfTarget
-from tgbhub.columns import import_h5py
-from tgbhub.hub.layout import (CROISSANT, DatasetRelease, Published, RepoFile, RepoPlan, file_path, repo_id,
-                               split_view_path, split_views, tag_for)
+from tgbhub.hub.layout import (
+    CROISSANT,
+    DatasetRelease,
+    Published,
+    RepoFile,
+    RepoPlan,
+    file_path,
+    repo_id,
+    split_view_path,
+    split_views,
+    tag_for,
+)
 from tgbhub.hub.mirror import MirrorTarget
 from tgbhub.manifest import Manifest
 from tgbhub.progress import track
@@ -64,7 +74,7 @@ def parse_target(spec: str, *, endpoint: str | None = None, token: str | None = 
         chosen = config.hub_endpoint(endpoint) or "https://huggingface.co"
         return HfTarget(chosen, config.hub_token(token), private)
     raise PublishError(f"unknown publish target {spec!r}; use hf, git:ROOT or mirror:DIR "
-                       "(e.g. --to git:/srv/tgbhub-hub)")
+                       "(e.g. --hub git:/srv/tgbhub-hub)")
 
 
 def publish(family: str, version: str, target: Target, *, datasets: Sequence[str] | None = None,

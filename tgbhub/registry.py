@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -165,6 +166,24 @@ class Registry:
         known = set(self._index) | (set(self._all_derived()) if derived else set())
         return sorted((n for n in known if (family is None or n.split("/", 1)[0] == family)
                        and (derived or DERIVED_MARK not in n)), key=natural_key)
+
+    def select(self, names: Sequence[str] = (), *, family: str | None = None, every: bool = False,
+               derived: bool = False) -> list[str]:
+        """The datasets a command names: ``names`` as given, or every base dataset of ``family``, or (``every``)
+        of every family; ``derived`` adds the published derived datasets of those.
+
+        Raises:
+            InvalidNameError: if nothing is selected, or ``family`` is unknown (naming the known ones).
+        """
+        if every:
+            return self.names(derived=derived)
+        if family is not None:
+            if family not in self.families():
+                raise InvalidNameError(f"unknown family {family!r}; families: {', '.join(self.families())}")
+            return self.names(family, derived=derived)
+        if not names:
+            raise InvalidNameError("nothing selected: name datasets (FAMILY/NAME ...), or pass --family F or --all")
+        return list(names)
 
     def families(self) -> list[str]:
         return sorted({n.split("/", 1)[0] for n in self._index} | {

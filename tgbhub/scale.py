@@ -30,8 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from tgbhub import api, cache, config
-from tgbhub.errors import (DatasetNotFoundError, GenerationError, InvalidNameError, MissingExtraError,
-                           SchedulerUnavailableError, TgbhubError, VersionNotFoundError)
+from tgbhub.errors import (
+    DatasetNotFoundError,
+    GenerationError,
+    InvalidNameError,
+    MissingExtraError,
+    SchedulerUnavailableError,
+    TgbhubError,
+    VersionNotFoundError,
+)
 from tgbhub.progress import track
 
 #: how ``--scheduler`` is written; ``local`` starts one worker process per CPU core
@@ -193,8 +200,8 @@ def evaluate(name: str, files: Sequence[str | os.PathLike[str]], *, client: Any 
              retries: int = DEFAULT_RETRIES, **options: Any) -> list[dict[str, Any]]:
     """Grade many submission ``files`` against dataset ``name``, one task each; one row per file, in order.
 
-    ``options`` are :func:`tgbhub.api.grade`'s (``task``, ``split``, ``detail``, ``teacher_forced``). File paths are made
-    absolute here and must be readable by every worker (a shared filesystem, like the cache). The dataset is made
+    ``options`` are :func:`tgbhub.api.grade`'s (``task``, ``split``, ``detail``, ``teacher_forced``). File paths are
+    made absolute here and must be readable by every worker (a shared filesystem, like the cache). The dataset is made
     ready in the cache first, by one task, so the graders only read it.
 
     Raises:
@@ -243,13 +250,11 @@ def _variant_names(name: str, predictions: str | os.PathLike[str] | None, kinds:
                    seeds: Sequence[int] | None) -> list[str]:
     """The variants :func:`tgbhub.api.counterfactual` will load for these arguments (its defaults; with a
     predictions file and neither kinds nor seeds, the ones the file scores)."""
-    from tgbhub.evaluate.counterfactual import DEFAULT_KINDS, DEFAULT_SEEDS, REAL, read_predictions
+    from tgbhub.evaluate.counterfactual import REAL, read_predictions
 
     if predictions is not None and kinds is None and seeds is None:
         return sorted({variant for variant, _ in read_predictions(predictions) if variant != REAL})
-    base = api.resolve(name)
-    return [f"{base.name}~{kind}-s{int(seed)}" for kind in (kinds or DEFAULT_KINDS)
-            for seed in (DEFAULT_SEEDS if seeds is None else seeds)]
+    return api.variant_names(api.resolve(name).name, kinds or None, seeds)
 
 
 def _ready(name: str, root: str, offline: bool | None) -> str:
@@ -274,7 +279,7 @@ def _check_same_catalogue(name: str, manifest: Any, expected: Mapping[str, Any] 
         return
     mine = {"version": manifest.version, "files": {f.name: [f.sha256, f.digest] for f in manifest.files}}
     if mine != dict(expected):
-        from tgbhub import __version__
+        from tgbhub.version import __version__
 
         raise GenerationError(f"{name}: this worker's catalogue resolves it to version {manifest.version} with other "
                               f"file hashes than the client's ({expected.get('version')}); install the client's "
@@ -305,7 +310,7 @@ def _run(client: Any, function: Callable[..., dict[str, Any]], calls: Sequence[t
     run = uuid.uuid4().hex[:8]  # a fresh key per call of ours: pure=False alone would still share our readable keys
     # the index too: two calls may share a label (files of one name in two folders), and one key is one task to Dask
     futures = {client.submit(function, *call, key=f"tgbhub-{label}-{index}-{run}", retries=retries, pure=False): index
-               for index, (call, label) in enumerate(zip(calls, labels))}
+               for index, (call, label) in enumerate(zip(calls, labels, strict=True))}
     rows: list[dict[str, Any] | None] = [None] * len(calls)
     for future in track(as_completed(futures), desc="tasks", total=len(futures), unit="task"):
         index = futures[future]
@@ -314,7 +319,7 @@ def _run(client: Any, function: Callable[..., dict[str, Any]], calls: Sequence[t
         except Exception as exc:  # noqa: BLE001 - any task error is a row: the summary must hold every dataset
             rows[index] = failed(calls[index], f"{type(exc).__name__}: {exc}")
     return [row if row is not None else failed(call, "the cluster returned no result for this task")
-            for call, row in zip(calls, rows)]
+            for call, row in zip(calls, rows, strict=True)]
 
 
 @contextmanager

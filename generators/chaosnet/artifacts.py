@@ -27,18 +27,26 @@ from typing import Any
 
 import numpy as np
 
-from . import preflight
-from .catalogue import (CITATION, GENERATOR, REGIMES, UPSTREAM, VERSION, Instance,
-                        history_until, responsible_ai)
-from .dynamics import (BASE_SEED, SALI_CHAOTIC, SALI_REGULAR, SALI_STOP, Simulation,
-                       deviation_vectors, deviation_vectors_blas, sali_label, simulate,
-                       trajectory_seed)
-from ..libm import check_libm
 from tgbhub.errors import GenerationError
-from ..manifests import croissant_document, file_object
-from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
-from tgbhub.hashing import column_sha256 as sha256_of
+from tgbhub.hashing import DIGEST_ALGORITHM, column_sha256 as sha256_of, content_digest
 from tgbhub.manifest import Recipe, plain
+
+from ..libm import check_libm
+from ..manifests import croissant_document, file_object
+from . import preflight
+from .catalogue import CITATION, GENERATOR, REGIMES, UPSTREAM, VERSION, Instance, history_until, responsible_ai
+from .dynamics import (
+    BASE_SEED,
+    SALI_CHAOTIC,
+    SALI_REGULAR,
+    SALI_STOP,
+    Simulation,
+    deviation_vectors,
+    deviation_vectors_blas,
+    sali_label,
+    simulate,
+    trajectory_seed,
+)
 
 TRAJECTORIES_FILE = "trajectories.h5"
 LICENSE = "https://creativecommons.org/licenses/by/4.0/"

@@ -13,7 +13,7 @@ Upstream operation order, which bit-exactness depends on (htmoges/ChaosNetBench@
 ``q_{i-1} - q_i`` is exactly ``-(q_i - q_{i-1})`` in IEEE arithmetic and the C library's ``sin`` is odd, so each
 step needs one ``sin`` per site for the kick and one per ring edge for the coupling.
 
-Determinism beyond one machine (architecture section 11). Every float that reaches a published array is computed
+Determinism beyond one machine (docs/determinism.md). Every float that reaches a published array is computed
 here in a fixed, documented order with plain IEEE operations:
 
 * no BLAS: the deviation vectors' norms and dot product are sequential Python loops (``np.linalg.norm``/``np.dot``
@@ -98,9 +98,9 @@ def deviation_vectors(seed: int, n: int) -> np.ndarray:
     first, second = (row.tolist() for row in np.random.RandomState(seed).randn(2, 2 * n))
     first = _normalised(first)
     dot = 0.0
-    for a, b in zip(second, first):
+    for a, b in zip(second, first, strict=True):
         dot += a * b
-    second = _normalised([a - dot * b for a, b in zip(second, first)])
+    second = _normalised([a - dot * b for a, b in zip(second, first, strict=True)])
     return np.array([first, second], dtype=np.float64)
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tgbhub.manifest import Recipe
+
+from ..families import Built, Family, Inputs
 from .artifacts import TRAJECTORIES_FILE, build_folder, build_recipe, check_recipe
 from .catalogue import GENERATOR, Instance, instances, responsible_ai
-from ..families import Built, Family, Inputs
-from tgbhub.manifest import Recipe
 
 
 def _build(recipe: Recipe, folder: Path, inputs: Inputs) -> Built:

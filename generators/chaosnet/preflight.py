@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from .dynamics import Simulation, initial_condition, simulate, trajectory_seed
-from ..libm import check_libm
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import column_sha256 as sha256_of
+
+from ..libm import check_libm
+from .dynamics import Simulation, initial_condition, simulate, trajectory_seed
 
 #: sha256 of generator 1.0.0's deviation vectors for seeds 0-99 at N = 8, 16 and 32, as OpenBLAS's AVX-512
 #: ``SkylakeX`` kernel computes them (the kernel the 1.0.0 data were published with). ``Haswell``, ``Zen`` and
@@ -96,7 +97,7 @@ def check(params: Mapping[str, Any], base_seed: int, checks: Mapping[str, Any],
         return
     if checks.get("ic") != 0:
         raise GenerationError(f"the recipe's checks describe IC {checks.get('ic')!r}; this tgbhub checks IC 0. "
-                              "Regenerate the manifest with `python -m generators NAME`")
+                              "Regenerate the manifest with `python -m scripts.manifests NAME` from a checkout")
     k, epsilon, n = params["K"], params["epsilon"], params["N"]
     seed = trajectory_seed(k, epsilon, n, 0, base_seed)
     if seed != checks["seed"]:

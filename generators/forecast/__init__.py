@@ -2,14 +2,15 @@
 columns.
 
 :data:`ARTIFACTS` maps a task document's recipe generator to the builder of its artifacts; the client's task cache
-(:mod:`tgbhub.local.task_artifacts`, through :mod:`tgbhub.local.gateway`) looks the recipe up here, never a dataset or task
-name. A builder is handed the task's definition (the library's task plug-in) as ``definition``.
+(:mod:`tgbhub.local.task_artifacts`, through :mod:`tgbhub.local.gateway`) looks the recipe up here, never a dataset or
+task name. A builder is handed the task's definition (the library's task plug-in) as ``definition``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from tgbhub.errors import GenerationError
 from tgbhub.manifest import Recipe

@@ -1,6 +1,6 @@
 """Per-window (or per-batch) negatives for link forecasting: historical, topped up at random, one per positive.
 
-Spec ``linkforecast.md`` §2.3. For each group of events (a time window, or a batch of the legacy protocol) with
+See docs/forecasting.md, "Negatives". For each group of events (a time window, or a batch of the legacy protocol) with
 ``n`` positives we draw exactly ``n`` negative pairs:
 
 1. the *historical pool* (DyGLib's definition, which the paper's EdgeBank numbers come from): every distinct pair
@@ -22,8 +22,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..negatives import _below, _seed
 from tgbhub.errors import GenerationError
+
+from ..negatives import _below, _seed
 
 #: ``fill`` values of the negatives artifact: where a negative came from
 FROM_POOL, FROM_RANDOM = 0, 1

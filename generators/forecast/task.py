@@ -19,10 +19,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .negatives import group_negatives
-from ..negatives import stream_key
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest, file_sha256
 from tgbhub.manifest import TASK_DOCUMENT_FORMAT, TASKS_FOLDER, Manifest
+
+from ..negatives import stream_key
+from .negatives import group_negatives
 
 #: the recipe generator of the task's negatives, and its version
 GENERATOR = "tgbhub.window-negatives"

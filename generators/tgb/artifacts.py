@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from .release import ProgressFactory, Release
-from ..manifests import croissant_document, file_object
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
 from tgbhub.manifest import plain
+
+from ..manifests import croissant_document, file_object
+from .release import ProgressFactory, Release
 
 IMPORTER = "tgbhub.tgb-import"
 #: the converter's version: a change of what an import writes is a new minor version of every imported dataset
@@ -49,8 +50,8 @@ def family_module(entry: Any) -> Any:
     except ModuleNotFoundError as exc:
         if exc.name != f"{__package__}{module}":
             raise
-        raise GenerationError(f"importing {entry.family} datasets ({entry.name}) is not implemented in this tgbhub yet; "
-                              "upgrade tgbhub") from exc
+        raise GenerationError(f"importing {entry.family} datasets ({entry.name}) is not implemented in this tgbhub "
+                              "yet; upgrade tgbhub") from exc
 
 
 def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]]:

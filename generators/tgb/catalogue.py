@@ -6,18 +6,18 @@ the TGB 2.0 multi-relational link datasets (``tkgl-*``, ``thgl-*``, plus ``tkgl-
 in the paper). An entry records where upstream serves the dataset, TGB's version number, the exact file names inside
 its zip, the evaluation protocol, and the *published* statistics that an import must reproduce.
 
-Where the facts come from (spec ``tgb.md`` §1-§3, which cross-checked them against the sources):
+Where the facts come from (each cross-checked against py-tgb's code and the papers):
 
 - URL, version, metric, negative-sampling strategy and class counts: py-tgb 2.3.0's ``tgb/utils/info.py``.
 - File names inside each zip: what py-tgb 2.3.0's ``LinkPropPredDataset`` / ``NodePropPredDataset`` look for.
 - Negatives per query (``q``) and the seed: py-tgb's negative-generation scripts (``tgb/datasets/**``).
 - Statistics: TGB 2.0 paper Tables 1 and 11 (``tkgl``/``thgl``), the TGB paper and website tables (``tgbl``,
   ``tgbn``), and the DGB paper (Poursafaei et al. 2022) for the supplementary ``tgbl`` datasets, which TGB's own
-  docs do not list. Every number is one the spec or py-tgb states; a statistic nobody published is left out, and
-  ``stats_note`` says so, as it does for every number that is uncertain or counts something a loader may count
-  differently (inverse TKG edges, above all).
+  docs do not list. Every number is one a paper, TGB's website or py-tgb states; a statistic nobody published is
+  left out, and ``stats_note`` says so, as it does for every number that is uncertain or counts something a loader
+  may count differently (inverse TKG edges, above all).
 
-No upstream checksum exists (spec §1.1): py-tgb has no md5, sha, size or content hash, only the version integer.
+No upstream checksum exists: py-tgb has no md5, sha, size or content hash, only the version integer.
 An import therefore cannot verify the zip against upstream; it records the sha256 of the zip it read, and it checks
 what it parsed against these published statistics (:func:`check_stats`).
 """
@@ -30,7 +30,7 @@ import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Literal, TypeGuard
 
 from tgbhub.errors import DatasetNotFoundError
 
@@ -40,7 +40,7 @@ PY_TGB_VERSION = "2.3.0"
 URL_PREFIX = "https://object-arbutus.alliancecan.ca/swift/v1/14c95234f6cd4a21a47deafe20cce2a7/tgb/"
 #: the pattern up to py-tgb 2.2.0 and in the TGB 2.0 paper's Appendix C; dead since the 2.3.0 migration (PR #128)
 LEGACY_URL_PREFIX = "https://object-arbutus.cloud.computecanada.ca/tgb/"
-#: the prefix of a TGB mirror's name in tgbhub (architecture §2): ``tgb/tgbl-wiki``
+#: the prefix of a TGB mirror's name in tgbhub: ``tgb/tgbl-wiki``
 HUB_FAMILY = "tgb"
 
 Family = Literal["tgbl", "tkgl", "thgl", "tgbn"]
@@ -116,13 +116,13 @@ class TgbEntry:
     num_classes: int | None
     #: chronological split by timestamp quantile: ``{"val": ratio, "test": ratio}``
     split: Mapping[str, float] = field(hash=False)
-    #: the granularity of a timestamp step, where the spec states one (``year``, ``day``, ``second``)
+    #: the granularity of a timestamp step, where a source states one (``year``, ``day``, ``second``)
     time_unit: str | None
     #: tgbn only: the period a label row aggregates (``year`` for trade, ``week`` for the others)
     label_period: str | None
-    #: the domain as the spec describes it; None where it describes none
+    #: the domain as the papers describe it; None where they describe none
     domain: str | None
-    #: the dataset's license as the spec records it; None where the spec records none (see ``notes``)
+    #: the dataset's license where a source records it; None where none does (see ``notes``)
     license: str | None
     #: BibTeX of every paper to cite for this dataset
     citation: str
@@ -132,7 +132,7 @@ class TgbEntry:
     stats_note: Mapping[str, str] = field(hash=False)
     #: the TGB website's scale label (TGB 2.0 datasets only)
     scale: str | None = None
-    #: the W/Di/A column of the TGB tables (weighted, directed, attributed); None where the spec gives none
+    #: the W/Di/A column of the TGB tables (weighted, directed, attributed); None where they give none
     weighted: bool | None = None
     directed: bool | None = None
     attributed: bool | None = None
@@ -158,7 +158,7 @@ class TgbEntry:
 
     @property
     def hub_name(self) -> str:
-        """The dataset's name as a tgbhub mirror (architecture §2): ``tgb/tgbl-wiki``."""
+        """The dataset's name as a tgbhub mirror: ``tgb/tgbl-wiki``."""
         return f"{HUB_FAMILY}/{self.name}"
 
     @property
@@ -411,7 +411,7 @@ _MULTIREL = (
 )
 
 _ANONYMISED = "node ids are integers; TGB states it anonymised user information where appropriate (TGB 2.0, App. H)"
-#: per dataset: who or what the records are about (spec tgb.md, the TGB papers' dataset sections and App. C/H)
+#: per dataset: who or what the records are about (the TGB papers' dataset sections and App. C/H)
 _PERSONAL_DATA: Mapping[str, str] = MappingProxyType({
     "tgbl-wiki": f"Wikipedia editors and the pages they edited, with edit times and LIWC features of the edit text; "
                  f"{_ANONYMISED}.",
@@ -468,7 +468,7 @@ def entry(name: str) -> TgbEntry:
     raise DatasetNotFoundError(name, suggestions)
 
 
-def _is_count(value: object) -> bool:
+def _is_count(value: object) -> TypeGuard[numbers.Integral]:
     """An integer, numpy's included; not a bool."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
@@ -504,15 +504,13 @@ def check_stats(item: TgbEntry, measured: Mapping[str, object]) -> list[str]:
             found = [_compare_ratio(stat, item.profile[stat], value)]
         elif stat not in item.stats:
             continue
-        elif isinstance(item.stats[stat], Mapping):
-            published = item.stats[stat]
-            if not isinstance(value, Mapping):
-                found = [f"{stat}: published {dict(published)}, measured {value!r} (expected a mapping)"]
-            else:
-                found = [_compare_count(f"{stat}.{part}", published[part], value[part])
-                         for part in published if part in value]
+        elif not isinstance(published := item.stats[stat], Mapping):
+            found = [_compare_count(stat, published, value)]
+        elif not isinstance(value, Mapping):
+            found = [f"{stat}: published {dict(published)}, measured {value!r} (expected a mapping)"]
         else:
-            found = [_compare_count(stat, item.stats[stat], value)]
+            found = [_compare_count(f"{stat}.{part}", published[part], value[part])
+                     for part in published if part in value]
         note = item.stats_note.get(stat)
         problems.extend(f"{line} [{item.name}; note: {note}]" if note else f"{line} [{item.name}]"
                         for line in found if line)

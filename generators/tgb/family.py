@@ -1,7 +1,7 @@
 """The TGB family's plug-in (registered in :mod:`generators.families`): rebuilding an imported dataset from the
 release zip its import kept.
 
-TGB's datasets are imported, not authored here (``tgbhub import tgb NAME``), so the family publishes no catalogue of
+TGB's datasets are imported, not authored here (``tgbhub import tgb/NAME``), so the family publishes no catalogue of
 its own. What it adds is the local build: when the verified cache entry of an imported version is lost, the build
 source finds the zip the import kept (``<cache>/downloads/tgb/<zip>``, in the cache ``$TGBHUB_CACHE`` or the user
 cache the build source hands over), checks that it is byte for byte the one
@@ -14,15 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .artifacts import IMPORTER, IMPORTER_VERSION, convert, write
-from .release import Release
-from .catalogue import entry as catalogue_entry
-from ..families import Built, Family, Inputs
-from ..importers import kept_release
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import file_sha256
 from tgbhub.manifest import Recipe
 
+from ..families import Built, Family, Inputs
+from ..importers import kept_release
+from .artifacts import IMPORTER, IMPORTER_VERSION, convert, write
+from .catalogue import entry as catalogue_entry
+from .release import Release
 
 
 def _preflight(recipe: Recipe) -> None:
@@ -45,7 +45,7 @@ def _kept_release(recipe: Recipe, cache_root: Path | None) -> Path:
     path = kept_release(cache_root, "tgb", str(params["zip"]))
     if not path.is_file():
         raise GenerationError(f"the release {params['zip']} of {params['dataset']} is not kept at {path}; run "
-                              f"`tgbhub import tgb {params['dataset']}` (or with --from PATH) to import it again")
+                              f"`tgbhub import tgb/{params['dataset']}` (or with --from PATH) to import it again")
     actual = file_sha256(path)
     if actual != params["zip_sha256"]:
         raise GenerationError(f"{path} has sha256 {actual}, but {params['dataset']} was imported from a zip with "
@@ -66,7 +66,7 @@ def _build(recipe: Recipe, folder: Path, inputs: Inputs) -> Built:
 
 
 def _write(entry: Any, folder: Path, inputs: Inputs) -> dict[str, Any]:
-    raise GenerationError("TGB datasets are imported, not authored: run `tgbhub import tgb NAME`")
+    raise GenerationError("TGB datasets are imported, not authored: run `tgbhub import tgb/NAME`")
 
 
 FAMILY = Family(name="tgb", generators=frozenset({IMPORTER}), catalogue=lambda: [], write=_write, build=_build,

@@ -9,12 +9,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from tgbhub.errors import IntegrityError
+
+from ..importers import Converted, Importer, Release
 from .artifacts import convert as convert_release, dataset_version, manifest_document, write
 from .catalogue import CATALOGUE, TgbEntry, check_stats, entry
 from .family import FAMILY
 from .release import ProgressFactory, Release as OpenedRelease
-from ..importers import Converted, Importer, Release
-from tgbhub.errors import IntegrityError
 
 
 def _convert(item: TgbEntry, path: Path, sha256: str, expected_stats: Mapping[str, Any] | None,
@@ -47,7 +48,7 @@ def _card(item: TgbEntry) -> dict[str, Any]:
     return {"name": f"tgb/{item.name}", "tgb_version": item.tgb_version, "task": item.task,
             "metric": item.eval_metric, "upstream": item.url, "zip": item.zip_name, "stats": dict(item.stats),
             "stats_source": item.stats_source, "citation": item.citation,
-            "import": f"tgbhub import tgb {item.name}"}
+            "import": f"tgbhub import tgb/{item.name}"}
 
 
 IMPORTER = Importer(name="tgb", family="tgb", summary="TGB 1.x and 2.0 (tgbl, tgbn, tkgl, thgl)",

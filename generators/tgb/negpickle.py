@@ -1,4 +1,4 @@
-"""TGB's negatives pickles read as arrays, never as the dict they pickle (issue 24).
+"""TGB's negatives pickles read as arrays, never as the dict they pickle.
 
 py-tgb's ``save_pkl`` writes each split's negatives as ``pickle.dump({(src, dst, t): np.ndarray[q]}, protocol=5)``:
 one dict, keys tuples of numpy scalars (``numpy.core.multiarray.scalar(dtype, bytes)``, ``numpy._core`` with numpy
@@ -66,8 +66,9 @@ _TOP, _BATCH, _LONE = 0, 1, 2
 _NEED, _NOT = -1, -2
 #: dtype kinds of the dtype table: signed and unsigned integers, floats
 _INT, _UINT, _FLOAT = 0, 1, 2
-_DTYPES = {f"{kind}{size}": (code, size) for kind, code, sizes in (("i", _INT, (1, 2, 4, 8)), ("u", _UINT, (1, 2, 4, 8)),
-                                                                    ("f", _FLOAT, (4, 8))) for size in sizes}
+_DTYPES = {f"{kind}{size}": (code, size)
+           for kind, code, sizes in (("i", _INT, (1, 2, 4, 8)), ("u", _UINT, (1, 2, 4, 8)), ("f", _FLOAT, (4, 8)))
+           for size in sizes}
 _GLOBALS = {("numpy.core.multiarray", "scalar"): _SCALAR, ("numpy._core.multiarray", "scalar"): _SCALAR,
             ("numpy.core.numeric", "_frombuffer"): _FROMBUFFER, ("numpy._core.numeric", "_frombuffer"): _FROMBUFFER,
             ("numpy.core.multiarray", "_reconstruct"): _RECONSTRUCT,
@@ -427,8 +428,8 @@ def _entry(raw: bytes, p: int, memo: int, known: dict[int, Any]
            ) -> tuple[int, int, tuple[_Scalar, ...] | None, _Array | None] | None:
     """One entry read opcode by opcode from ``p``: ``(position after it, memo count, key, value)``, or None where
     ``raw`` ends first; key and value None for an object built, memoised and popped (``scripts/_tgb_scale.py``'s
-    encoder defines numpy's classes and dtype that way before the first entry). ``known`` holds the memo entries a later entry may refer to (classes, dtypes, strings, the
-    0- and 1-byte bytes CPython shares), updated in place.
+    encoder defines numpy's classes and dtype that way before the first entry). ``known`` holds the memo entries a
+    later entry may refer to (classes, dtypes, strings, the 0- and 1-byte bytes CPython shares), updated in place.
 
     Raises:
         _Foreign: for anything but numpy's scalar, dtype and 1-d array reconstruction of the dtypes in _DTYPES.
@@ -559,7 +560,7 @@ def _build(item: Any, state: Any) -> Any:
     """``item`` with its BUILD state: a dtype's (only the plain little-endian one), a reconstructed array's data."""
     plain = (3, "|" if isinstance(item, _Dtype) and _DTYPES[item.name][1] == 1 else "<", None, None, None, -1, -1, 0)
     if isinstance(item, _Dtype) and not item.built and type(state) is tuple and len(state) == 8 and all(
-            a is b if b is None else type(a) is type(b) and a == b for a, b in zip(state, plain)):
+            a is b if b is None else type(a) is type(b) and a == b for a, b in zip(state, plain, strict=True)):
         item.built = True  # in place: the memo holds the same object
         return item
     if isinstance(item, _Pending) and type(state) is tuple and len(state) == 5 and state[0] == 1 and _built(

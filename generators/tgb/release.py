@@ -2,8 +2,8 @@
 
 A release zip is flat (py-tgb extracts it into the dataset folder): CSV files with one header line that py-tgb
 skips and columns read by position, and the evaluation negatives as Python pickles (dicts keyed by tuples of numpy
-integers, spec ``tgb.md`` §2.5). A pickle can run arbitrary code when loaded, and the release has no checksum
-(§1.1), so :func:`load_pickle` unpickles with an allow-list: numpy arrays, dtypes and scalars, and the builtin
+integers). A pickle can run arbitrary code when loaded, and the release has no checksum (py-tgb records only a
+version integer), so :func:`load_pickle` unpickles with an allow-list: numpy arrays, dtypes and scalars, and the builtin
 containers; anything else is refused, naming the class it asked for.
 """
 
@@ -95,8 +95,9 @@ class Release:
         names = {Path(n).name: n for n in self._zip.namelist() if not n.endswith("/")}
         missing = [file for file in needed.values() if file not in names]
         if missing:
-            raise GenerationError(f"{path} lacks {', '.join(missing)} (it holds {', '.join(sorted(names)) or 'nothing'});"
-                                  " is it the release of another dataset or TGB version?")
+            raise GenerationError(f"{path} lacks {', '.join(missing)} (it holds "
+                                  f"{', '.join(sorted(names)) or 'nothing'}); is it the release of another dataset or "
+                                  "TGB version?")
         self._names = names
 
     def read(self, member: str) -> bytes:

@@ -1,6 +1,6 @@
 """TGB 1.x link datasets (``tgbl-*``): a release zip converted to this project's files, as py-tgb 2.3.0 sees it.
 
-What py-tgb's loader does to the files (spec ``tgb.md`` §1.3, §2.1, §4.1; checked against py-tgb itself by
+What py-tgb's loader does to the files (docs/tgb.md; checked against py-tgb itself by
 ``tests/test_importing.py`` and ``tests/test_import_flight.py`` on files in TGB's exact formats), and what the
 conversion therefore does:
 
@@ -34,7 +34,7 @@ features ``nodes.parquet`` (``node`` int32, every node id in order, ``node_feat`
 Rows are stored in time order; a release whose CSV is not (coin and flight were not before their v2) is sorted
 stably and ``edge_id`` keeps each row's position in the CSV, the id py-tgb's ``edge_idxs`` counts from.
 
-Every parser reads its CSV block by block (:data:`STREAMED`, issue 24): each block's rows converted as the whole
+Every parser reads its CSV block by block (:data:`STREAMED`): each block's rows converted as the whole
 table's would be, first-appearance ids numbered across blocks (:class:`~generators.tgb.release.BlockNumbering`),
 then the columns joined one at a time, so neither the CSV's text nor Arrow's table of it is ever held whole; the
 files are byte-identical to the whole-table reading (:data:`PARSERS`, ``tests/test_import_stream.py``).
@@ -53,12 +53,26 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .release import (EVERY_COLUMN, BlockNumbering, ProgressFactory, Release, Stage, WholeRead, columns_at_least,
-                      csv_blocks, integers, load_pickle, numbered, read_csv, silent)
-from .negpickle import ScannedNegatives, scan
+from tgbhub.errors import GenerationError
+
 from ..manifests import parquet_record_set
 from ..ranking import negatives_file, ranking_submission, write_negatives
-from tgbhub.errors import GenerationError
+from .negpickle import ScannedNegatives, scan
+from .release import (
+    EVERY_COLUMN,
+    BlockNumbering,
+    ProgressFactory,
+    Release,
+    Stage,
+    WholeRead,
+    columns_at_least,
+    csv_blocks,
+    integers,
+    load_pickle,
+    numbered,
+    read_csv,
+    silent,
+)
 
 SPLITS = ("train", "val", "test")
 EDGES_FILE = "edges.parquet"
@@ -531,8 +545,8 @@ def _stacked_values(table: dict[Any, Any], member: str) -> tuple[np.ndarray, np.
     q = max((b.shape[1] for _, b in blocks), default=0)
     matrix = np.full((size, q), -1, dtype=np.int32)
     while blocks:
-        start, block = blocks.pop()
-        matrix[start:start + len(block), :block.shape[1]] = block
+        start, stacked = blocks.pop()
+        matrix[start:start + len(stacked), :stacked.shape[1]] = stacked
     return matrix, width
 
 
@@ -552,8 +566,8 @@ def _stacked_block(block: list[np.ndarray], width: np.ndarray, member: str) -> n
             values[row, :len(value)] = value
     if values.dtype.kind == "f":
         whole = values == np.floor(values)
-        for row in np.flatnonzero(~whole.all(axis=1)):
-            width[row] = -1
+        for partial in np.flatnonzero(~whole.all(axis=1)):  # a row holding a non-integer value
+            width[partial] = -1
         values = np.where(whole, values, -1)
     elif values.dtype.kind not in "iu":
         raise GenerationError(f"{member}: the negatives hold {values.dtype} values, not integer node ids as TGB's "

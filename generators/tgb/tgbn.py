@@ -45,11 +45,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .release import (EVERY_COLUMN, ProgressFactory, Release, columns_at_least, first_appearance, numbered, read_csv,
-                      silent)
-from .tgbl import SPLITS, split_rows, stage, time_order, write_parquet
-from ..manifests import parquet_record_set
 from tgbhub.errors import GenerationError
+
+from ..manifests import parquet_record_set
+from .release import (
+    EVERY_COLUMN,
+    ProgressFactory,
+    Release,
+    columns_at_least,
+    first_appearance,
+    numbered,
+    read_csv,
+    silent,
+)
+from .tgbl import SPLITS, split_rows, stage, time_order, write_parquet
 
 EDGES_FILE = "edges.parquet"
 LABELS_FILE = "labels.parquet"

@@ -1,7 +1,7 @@
 """TGB 2.0 temporal heterogeneous graphs (``thgl-*``): a release zip converted to this project's files, as py-tgb
 2.3.0 sees it.
 
-What py-tgb's loader does (spec ``tgb.md`` §1.2, §2.1, §2.4, §2.5; checked against py-tgb itself by
+What py-tgb's loader does (docs/tgb.md; checked against py-tgb itself by
 ``tests/test_import_tkgl_thgl.py``), and what the conversion therefore does:
 
 - parsers: ``csv_to_thg_data`` (software, github, myket): ``timestamp, head, tail, relation_type``, integers;
@@ -31,10 +31,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from tgbhub.errors import GenerationError
+
 from .release import Release, columns_at_least, first_appearance, integers, read_csv
 from .tgbl import split_rows, time_order
 from .tkgl import EDGES_FILE, measured_stats, parser_of, ranking_task, record_sets, split_negatives, write
-from tgbhub.errors import GenerationError
 
 NODES_FILE = "nodes.parquet"
 #: py-tgb's scale of thgl-forum's two edge features (``word_max``, ``score_max`` in ``csv_to_forum_data``)

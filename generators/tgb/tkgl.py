@@ -1,7 +1,7 @@
 """TGB 2.0 temporal knowledge graphs (``tkgl-*``): a release zip converted to this project's files, as py-tgb 2.3.0
 sees it; also the multi-relational helpers the THG converter (:mod:`.thgl`) shares.
 
-What py-tgb's loader does to the files (spec ``tgb.md`` §1.2, §2.1, §2.3, §2.5; checked against py-tgb itself by
+What py-tgb's loader does to the files (docs/tgb.md; checked against py-tgb itself by
 ``tests/test_import_tkgl_thgl.py`` on files in TGB's exact formats, whose writers ``tests/tgb_formats.py`` spell
 every step out), and what the conversion therefore does:
 
@@ -41,7 +41,7 @@ What is stored (the storage decisions):
   Query ``i``'s negatives are ``range(num_nodes)`` minus its set: py-tgb's list, never materialised.
 - dst-time-filtered: the ranking layout (:mod:`generators.ranking`) with ``edge_type``: one query per row of the
   split (``t, src, dst, edge_type, negatives`` int32 ``[n, q]`` padded with -1, ``count``), exactly the pickled
-  arrays; upstream's fallback can draw the true destination as a negative (spec §2.3): kept, as py-tgb grades it,
+  arrays; upstream's fallback can draw the true destination as a negative: kept, as py-tgb grades it,
   and counted in ``stats.negatives_holding_dst``.
 
 What is checked (the samplers of :mod:`generators.negatives` define the rules; TGB's pickles stay what is stored and
@@ -68,13 +68,23 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .release import (ProgressFactory, Release, columns_at_least, first_appearance, integers, load_pickle, numbered,
-                      read_csv, silent)
-from .tgbl import SPLITS, split_rows, stage, time_order, write_parquet
+from tgbhub.errors import GenerationError, SourceWarning
+
 from ..manifests import parquet_record_set
 from ..negatives import Pools, audit_pooled, relation_pools, time_filtered, type_pools
 from ..ranking import negatives_file, ranking_submission
-from tgbhub.errors import GenerationError, SourceWarning
+from .release import (
+    ProgressFactory,
+    Release,
+    columns_at_least,
+    first_appearance,
+    integers,
+    load_pickle,
+    numbered,
+    read_csv,
+    silent,
+)
+from .tgbl import SPLITS, split_rows, stage, time_order, write_parquet
 
 EDGES_FILE = "edges.parquet"
 STATIC_FILE = "static-edges.parquet"
@@ -266,12 +276,24 @@ def check_filter_sets(queries: Mapping[str, np.ndarray], nodes: Mapping[str, np.
     return result
 
 
+def _node_type_pools(rows: Mapping[str, np.ndarray], edges: Mapping[str, np.ndarray],
+                     node_type: np.ndarray | None) -> Pools:
+    """TGB's ``node-type-filtered`` pools of the split's ``rows`` (:func:`type_pools`).
+
+    Raises:
+        GenerationError: without ``node_type`` (the strategy of THGs, whose releases hold node types).
+    """
+    if node_type is None:
+        raise GenerationError("the node-type-filtered negatives need the dataset's node types, and none were read")
+    return type_pools(rows["dst"], node_type)
+
+
 #: the pool TGB's generator of each 1-vs-q strategy draws a query's negatives from, as this project's samplers
 #: (:mod:`generators.negatives`) define it: ``(the split's rows, every row of the dataset, node types) -> Pools``
 POOLS: Mapping[str, Callable[[Mapping[str, np.ndarray], Mapping[str, np.ndarray], np.ndarray | None], Pools]] = {
     "dst-time-filtered": lambda rows, edges, node_type: relation_pools(rows["edge_type"], edges["edge_type"],
                                                                        edges["dst"]),
-    "node-type-filtered": lambda rows, edges, node_type: type_pools(rows["dst"], node_type),
+    "node-type-filtered": _node_type_pools,
 }
 
 

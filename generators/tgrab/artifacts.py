@@ -12,13 +12,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .catalogue import GENERATORS, Entry, responsible_ai
-from ..edges import TemporalEdges
-from ..manifests import croissant_document, file_object, parquet_record_set
-from ..ranking import WORKERS, make_negatives, write_negatives
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
 from tgbhub.manifest import Recipe, plain
+
+from ..edges import TemporalEdges
+from ..manifests import croissant_document, file_object, parquet_record_set
+from ..ranking import WORKERS, make_negatives, write_negatives
+from .catalogue import GENERATORS, Entry, responsible_ai
 
 EDGES_FILE = "edges.parquet"
 PUBLISHED = "2026-11-21"

@@ -1,7 +1,7 @@
 """The recipes of every dataset we publish, with the published facts their manifests must record.
 
-This is the authoring side of the manifests: ``python -m generators`` turns each :class:`Entry` into artifacts
-and a Croissant manifest. The client never imports this module; it reads the manifests.
+This is the authoring side of the manifests: ``python -m scripts.manifests`` turns each :class:`Entry` into
+artifacts and a Croissant manifest. The client never imports this module; it reads the manifests.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from . import protocol as tgrab
 from ..edges import TemporalEdges
 from ..ranking import negatives_params, ranking_task
+from . import protocol as tgrab
 
 TGRAB_SEED = 12345
 TGRAB_PROTOCOL = "alirezadizaji/T-GRAB@3129310 (dataset/DTDG/graph_generation)"

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .artifacts import build_folder, generate, write_all
-from .catalogue import GENERATORS, Entry, entries, responsible_ai
+from tgbhub.manifest import Recipe, plain
+
 from ..families import Built, Family, Inputs
 from ..libm import check_libm
-from tgbhub.manifest import Recipe, plain
+from .artifacts import build_folder, generate, write_all
+from .catalogue import GENERATORS, Entry, entries, responsible_ai
 
 
 def _preflight(recipe: Recipe) -> None:

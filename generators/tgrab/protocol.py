@@ -1,11 +1,11 @@
 """T-GRAB generators (Dizaji et al., 2025): periodicity, cause-and-effect and long-range temporal graphs.
 
 Each generator reproduces the random streams of the original code (``alirezadizaji/T-GRAB`` at ``3129310``) exactly,
-without networkx: ``../shared/specs/tgrab.md`` §5 "Generator RNG protocol" lists the streams. The original wrote
+without networkx: docs/tgrab.md lists the streams. The original wrote
 ``(0, 0)`` sentinel rows into empty snapshots (or dropped them); we keep empty snapshots empty and state the
 snapshot count instead. All generators are pure functions of ``(params, seed)``.
 
-Determinism beyond one machine (architecture section 11), audited: the values come from integer arithmetic, from
+Determinism beyond one machine (docs/determinism.md), audited: the values come from integer arithmetic, from
 comparisons of uniforms with probabilities (exact), and from streams whose output is frozen (MT19937 through
 ``RandomState``, and PCG64's raw output shuffled by :func:`~generators.streams.pcg64_permutation`). No BLAS and no
 float reductions: every ``cumsum``/``sum`` here adds integers. The one float function is ``log`` in the SBM's
@@ -147,7 +147,7 @@ def periodic_sbm(params: Mapping[str, Any], seed: int) -> TemporalEdges:
     k, num_nodes = params["k"], params["num_nodes"]
     num_snapshots = sum(params["periods"]) * k * params["n"]
     bounds = _block_bounds(num_nodes, params["num_blocks"])
-    intra_pairs = sum(int(b - a) * int(b - a - 1) // 2 for a, b in zip(bounds[:-1], bounds[1:]))
+    intra_pairs = sum(int(b - a) * int(b - a - 1) // 2 for a, b in zip(bounds[:-1], bounds[1:], strict=True))
     inter_pairs = num_nodes * (num_nodes - 1) // 2 - intra_pairs
     expected_edges = params["p_intra"] * intra_pairs + params["p_inter"] * inter_pairs
     capacity = int(expected_edges * num_snapshots * 1.05) + 2 * num_nodes * num_nodes
@@ -177,7 +177,7 @@ def periodic_sbm(params: Mapping[str, Any], seed: int) -> TemporalEdges:
 
 def _grouped(num_snapshots: int, num_nodes: int, *parts: tuple[np.ndarray, np.ndarray, np.ndarray]) -> TemporalEdges:
     """Merge ``(t, u, v)`` undirected edge sets and group them by snapshot."""
-    t, u, v = (np.concatenate(column) for column in zip(*parts))
+    t, u, v = (np.concatenate(column) for column in zip(*parts, strict=True))
     order = np.argsort(t, kind="stable")
     return from_undirected(np.bincount(t, minlength=num_snapshots), u[order], v[order], num_nodes)
 

@@ -7,7 +7,7 @@ Files (the parent's are never copied; the dataset object puts the parent's other
                            ``src``/``dst`` int32, ``orig_event_id`` int64 (the parent's test event, which is also the
                            row of its ranking query in the parent's ``negatives-test.parquet``), ``copy_idx`` int32;
                            sorted by (t, orig_event_id, copy_idx, direction)
-``negatives-test.parquet`` ``paired`` negatives (spec section 6.5): each distorted query (row with src < dst)
+``negatives-test.parquet`` ``paired`` negatives: each distorted query (row with src < dst)
                            inherits the negatives of its ``orig_event_id``, so SHUFFLE and the real split differ only
                            in time and scores can be paired (the default ``ranking`` task)
 ``negatives-test-          ``regenerated`` negatives: the parent's strategy (hist-rnd, same q and ratio, history =
@@ -30,15 +30,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .catalogue import CITATION, GENERATOR, VERSION, Variant, variant_name
-from .distort import distort, tau_bar, variant_key
-from ..negatives import hist_rnd, history_csr, stream_key
-from ..manifests import croissant_document, file_object, parquet_record_set
-from ..ranking import negatives_file, ranking_task, write_negatives
-from ..transforms import canonical_params, transform as transform_spec
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
 from tgbhub.manifest import Manifest, plain
+
+from ..manifests import croissant_document, file_object, parquet_record_set
+from ..negatives import hist_rnd, history_csr, stream_key
+from ..ranking import negatives_file, ranking_task, write_negatives
+from ..transforms import canonical_params, transform as transform_spec
+from .catalogue import CITATION, GENERATOR, VERSION, Variant, variant_name
+from .distort import distort, tau_bar, variant_key
 
 EVENTS_FILE = "test-events.parquet"
 REGENERATED_FILE = "negatives-test-regenerated.parquet"
@@ -134,7 +135,8 @@ def _events(columns: Mapping[str, np.ndarray], symmetric: bool) -> tuple[np.ndar
 
 def invariants(kind: str, params: Mapping[str, Any], before: tuple[np.ndarray, ...],
                after: Mapping[str, np.ndarray], symmetric: bool, tau: float) -> dict[str, Any]:
-    """The spec's section 8 A invariants, measured on the built variant (the build refuses if one fails).
+    """The exact invariants of docs/derived.md ("The two distortions"), measured on the built variant (the build
+    refuses if one fails).
 
     Raises:
         GenerationError: naming the invariant that does not hold.
@@ -187,9 +189,10 @@ def manifest_document(variant: Variant, parent: Manifest, parent_columns: Mappin
              "invariants": invariants(variant.kind, params, before, events, symmetric, tau),
              "distance_to_parent_test": distance}
     tasks = _tasks(parent)
-    description = (f"{transform_spec(variant.kind).describe(params)} of {variant.parent}'s test split, seed {variant.seed} (TLPCF, Rahman et "
-                   "al.). Train, validation and any other split are the parent's rows, referenced, not copied; this "
-                   f"dataset's files hold the {len(events['t'])} distorted test rows and their paired negatives.")
+    description = (f"{transform_spec(variant.kind).describe(params)} of {variant.parent}'s test split, "
+                   f"seed {variant.seed} (TLPCF, Rahman et al.). Train, validation and any other split are the "
+                   "parent's rows, referenced, not copied; this dataset's files hold the "
+                   f"{len(events['t'])} distorted test rows and their paired negatives.")
     record_sets = [parquet_record_set("test_events", EVENTS_FILE, "The distorted test events (both directions of "
                                       "each undirected copy), sorted by (t, orig_event_id, copy_idx).", events),
                    parquet_record_set("negatives-test", negatives_file(SPLIT), "Ranking queries of the distorted test "

@@ -1,27 +1,31 @@
 """The distorted variants we publish, and the grammar that names every variant.
 
 Names: ``<family>/<base>~<kind>[-<param><value>...]-s<seed>``, parameters in alphabetical order, e.g.
-``t-grab/ce-64~shuffle-s3``, ``t-grab/ce-64~intense-k5-s0``. The spec's ``<dataset>@distort=...`` would collide with
+``t-grab/ce-64~shuffle-s3``, ``t-grab/ce-64~intense-k5-s0``. A form like ``<dataset>@distort=...`` would collide with
 ``name@version``; ``~`` cannot appear in a base name, so a variant's name says where it comes from and still takes a
 version: ``t-grab/ce-64~shuffle-s3@1.0.0``. A variant lives in its base's family (``tgbhub list --family t-grab``
 shows it next to its base, and it is published in the same hub repo).
 
-Published defaults (spec section 6.1): for every T-GRAB dataset, ``shuffle``, ``intense`` with k = 5 (the paper's)
+Published defaults (docs/derived.md): for every T-GRAB dataset, ``shuffle``, ``intense`` with k = 5 (the paper's)
 and k = 1 (the control that jitters without duplicating), seeds 0-9, test split only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..transforms import parse_suffix, variant_suffix
+from tgbhub.errors import InvalidNameError
+
 from ..tgrab.catalogue import entries as tgrab_entries
+from ..transforms import kind_label, parse_kind, parse_suffix, variant_suffix
 
 GENERATOR = "tlpcf/distort"
 #: the transform's code version: a variant's bytes are a function of (parent content, kind, params, seed, VERSION)
 VERSION = "1.0.0"
+#: the published variant kinds, ``(kind, params)``, and seeds of every T-GRAB dataset: the counterfactual check's
+#: default conditions too
 DEFAULT_KINDS: tuple[tuple[str, dict[str, Any]], ...] = (("shuffle", {}), ("intense", {"k": 5}),
                                                          ("intense", {"k": 1}))
 DEFAULT_SEEDS = tuple(range(10))
@@ -37,6 +41,38 @@ def variant_name(base: str, kind: str, params: Mapping[str, Any], seed: int) -> 
         GenerationError: for an unknown kind, a missing, invalid or out-of-range parameter, or a bad seed.
     """
     return f"{base}~{variant_suffix(kind, params, seed)}"
+
+
+def variant_names(base: str, kinds: Sequence[str] | None = None, seeds: Sequence[int] | None = None) -> list[str]:
+    """The canonical names of ``base``'s variants of each kind in ``kinds``, written as in a variant's name
+    (``shuffle``, ``intense-k5``; default the published kinds), and each seed in ``seeds`` (default the published
+    seeds): in kind order, then by seed.
+
+    Raises:
+        InvalidNameError: for a kind not written ``KIND[-PARAMVALUE...]``, or not as a canonical name writes it
+            (naming the canonical spelling).
+        GenerationError: for an unknown kind, a missing, invalid or out-of-range parameter, or a bad seed.
+    """
+    chosen = DEFAULT_KINDS if kinds is None else [_written_kind(label) for label in kinds]
+    return [variant_name(base, kind, params, seed) for kind, params in chosen
+            for seed in (DEFAULT_SEEDS if seeds is None else seeds)]
+
+
+def _written_kind(label: str) -> tuple[str, dict[str, int]]:
+    """``(kind, params)`` of a kind written as in a canonical variant name (``intense-k5``).
+
+    Raises:
+        InvalidNameError: if ``label`` is not written so.
+        GenerationError: for an unknown kind or a missing, invalid or out-of-range parameter.
+    """
+    parsed = parse_kind(label) if isinstance(label, str) else None
+    if parsed is None:
+        raise InvalidNameError(f"variant kind {label!r} is not KIND[-PARAMVALUE...]; write it as in a variant's name, "
+                               "e.g. shuffle or intense-k5")
+    canonical = kind_label(*parsed)
+    if canonical != label:
+        raise InvalidNameError(f"variant kind {label!r} is not written canonically; write {canonical!r}")
+    return parsed
 
 
 def parse_variant(name: str) -> tuple[str, str, dict[str, Any], int] | None:

@@ -1,7 +1,7 @@
 """TLPCF's two test-split distortions, SHUFFLE and INTENSE(k), as pure and bit-deterministic functions.
 
-Research note: ``tlpcf.md`` §1.2-1.4 (the algorithms and their invariants), §6.1-6.4 (variants, naming,
-storage, determinism) and §8 A/B/D (the checks ``tests/test_distort.py`` runs).
+docs/derived.md states the algorithms, their invariants, the variants and their names, the storage and the
+determinism rules; ``tests/test_distort.py`` checks the invariants and the distributions.
 
 Conventions
 -----------
@@ -16,7 +16,7 @@ row of the parent's ranking query (``negatives-test.parquet``).
 *Variant key.* ``variant_key`` hashes ``tgbhub-distort-v1|<parent digest>|<kind>|<canonical params>|<seed>``
 (e.g. ``tgbhub-distort-v1|ab12..|intense|k=5,scope=test|3``) with sha256 and reads the first 8 bytes
 little-endian as a uint64. Canonical params: every parameter filled in (``scope=test`` by default), the kind's
-own parameters alphabetically, then ``scope`` (the order of the §6.2 names), each as ``name=value``.
+own parameters alphabetically, then ``scope``, each as ``name=value``.
 
 *Raw draws.* Draw ``i`` (``i = 0, 1, ...``) of a variant is output ``i`` of SplitMix64 seeded with the key:
 ``x_i = mix64(key + (i + 1) * 0x9E3779B97F4A7C15 mod 2**64)``, with ``mix64`` the SplitMix64 finaliser
@@ -46,6 +46,10 @@ immediately followed by its mirror (same ``t``, ``orig_event_id`` and ``copy_idx
 Nothing here uses numpy's ``Generator``/``RandomState`` methods (numpy only promises their streams per build),
 global RNG state, BLAS, threads or float reductions whose result depends on their order: only elementwise IEEE
 operations, exact ``min``/``max`` and stable sorts, whose results are unique.
+
+The draws, the uniforms, the SHUFFLE permutation and the ulp correction of INTENSE are defined in
+:mod:`generators.transforms.draws` (the transforms call them; this driver calls the transforms) and re-exported
+here.
 """
 
 from __future__ import annotations
@@ -56,16 +60,22 @@ from typing import Any
 
 import numpy as np
 
-from ..negatives import _GOLDEN
-from ..transforms import is_int, canonical_params, transform
 from tgbhub.errors import GenerationError
 
-#: the prefix of the hashed variant string; bump it if any definition in this module changes
+from ..transforms import canonical_params, is_int, transform
+from ..transforms.draws import (  # noqa: F401 (documented here)
+    check_key as _check_key,
+    inside,
+    open_uniform,
+    raw_draws,
+    shuffle_permutation,
+    stable_order as _stable_order,
+)
+
+#: the prefix of the hashed variant string; bump it if any definition in this module or in
+#: :mod:`generators.transforms.draws` (the draws and orderings the transforms share) changes
 KEY_VERSION = "tgbhub-distort-v1"
 
-_MASK64 = (1 << 64) - 1
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
 _EXACT_INT = 1 << 53  # integers beyond this lose their value in float64
 
 
@@ -101,43 +111,6 @@ def variant_key(parent_digest: str, kind: str, params: Mapping[str, Any], seed: 
     return int.from_bytes(digest[:8], "little")
 
 
-def _check_key(key: Any) -> np.uint64:
-    if not is_int(key) or not 0 <= int(key) <= _MASK64:
-        raise GenerationError(f"key must be an int in [0, 2**64), got {key!r}; derive it with variant_key(...)")
-    return np.uint64(int(key))
-
-
-def raw_draws(key: int, count: int, start: int = 0) -> np.ndarray:
-    """Draws ``start .. start + count - 1`` of the stream of ``key`` as uint64 (see the module docstring).
-
-    ``x_i = mix64(key + (i + 1) * 0x9E3779B97F4A7C15 mod 2**64)``: output ``i`` of SplitMix64 seeded with ``key``.
-
-    Raises:
-        GenerationError: if ``key`` is not in ``[0, 2**64)`` or ``count``/``start`` is negative.
-    """
-    k = _check_key(key)
-    if not is_int(count) or not is_int(start) or count < 0 or start < 0:
-        raise GenerationError(f"count and start must be non-negative ints, got count={count!r}, start={start!r}")
-    # uint64 array arithmetic wraps modulo 2**64 silently (numpy scalars would warn), so stay in arrays
-    z = np.arange(int(start) + 1, int(start) + int(count) + 1, dtype=np.uint64)
-    z *= _GOLDEN
-    z += k
-    z ^= z >> np.uint64(30)
-    z *= _M1
-    z ^= z >> np.uint64(27)
-    z *= _M2
-    z ^= z >> np.uint64(31)
-    return z
-
-
-def open_uniform(x: np.ndarray) -> np.ndarray:
-    """``((x >> 12) + 0.5) * 2**-52`` as float64: uniform on the open interval ``(0, 1)``, every step exact."""
-    top = (np.asarray(x, dtype=np.uint64) >> np.uint64(12)).astype(np.float64)  # < 2**52: exact
-    top += 0.5  # m + 1/2 with m < 2**52 needs 53 significant bits: exact
-    top *= 2.0 ** -52  # a power of two: exact
-    return top
-
-
 def tau_bar(t: np.ndarray) -> float:
     """The INTENSE jitter half-width: ``(max t - min t) / len(t)`` over the events, as float64.
 
@@ -145,12 +118,13 @@ def tau_bar(t: np.ndarray) -> float:
     timestamps the span is one float64 subtraction. ``min``/``max`` are exact, so the value is order-independent.
 
     Raises:
-        GenerationError: on fewer than 2 events or a zero span (tau_bar is then undefined, §1.2).
+        GenerationError: on fewer than 2 events or a zero span (tau_bar is then undefined).
     """
     t = np.asarray(t)
     if len(t) < 2:
         raise GenerationError(f"tau_bar needs at least 2 events, got {len(t)}; INTENSE cannot jitter a split that "
                               "small (pick a parent whose test split has events at two or more times)")
+    span: int | float
     if np.issubdtype(t.dtype, np.integer):
         span = int(t.max()) - int(t.min())
         value = span / len(t)  # int / int: correctly rounded true division
@@ -161,71 +135,6 @@ def tau_bar(t: np.ndarray) -> float:
         raise GenerationError(f"tau_bar is undefined: all {len(t)} events share the timestamp {t[0]!r} (zero span); "
                               "INTENSE needs a test split spanning more than one time")
     return float(value)
-
-
-def _packed_order(high: np.ndarray, bits: int) -> np.ndarray:
-    """Indices ordered by ``(high[i], i)`` from one plain sort of the keys ``high << bits | i``.
-
-    ``high`` holds non-negative integers (uint64) with ``high << bits`` below ``2**64``, and ``n <= 2**bits``. The
-    keys are unique, so any sort, numpy's fast unstable one included, has the one answer a stable argsort would
-    give; one sort of bare integers instead of numpy's stable argsort (timsort for 64-bit types) is about twice as
-    fast.
-    """
-    n = len(high)
-    keys = high << np.uint64(bits)
-    keys |= np.arange(n, dtype=np.uint64)
-    keys.sort()
-    return (keys & np.uint64((1 << bits) - 1)).astype(np.int64)
-
-
-def _stable_order(draws: np.ndarray) -> np.ndarray:
-    """Indices ordered by ``(draws[i], i)``: a stable argsort, whose result is unique whatever the algorithm.
-
-    Integer values (integer-valued floats too, like the snapshot times SHUFFLE permutes) spanning fewer than 2**16
-    values take numpy's radix sort of 16-bit keys, wider spans that pack with the index into 64 bits
-    :func:`_packed_order`; anything else numpy's stable argsort. Every path returns the stable argsort's indices.
-    """
-    values = np.asarray(draws)
-    n = len(values)
-    bits = max(1, (n - 1).bit_length())
-    if n > 1 and values.dtype.kind in "iuf":
-        low, top = values.min(), values.max()
-        if values.dtype.kind == "f":
-            # |v| < 2**53 keeps the int64 cast exact; then integer-valued means the cast round-trips (-0.0 too)
-            fits = bool(np.isfinite(low) and np.isfinite(top) and -2.0 ** 53 < low and top < 2.0 ** 53)
-            whole = values.astype(np.int64) if fits else None
-            fits = fits and bool(np.array_equal(whole, values))
-        else:
-            whole = values.astype(np.int64) if values.dtype != np.uint64 or int(top) < 1 << 63 else None
-            fits = whole is not None
-        if fits and int(top) - int(low) < 1 << 16:
-            # few distinct values (a split's snapshots): numpy's stable sort of 16-bit keys is a linear radix sort
-            return np.argsort((whole - int(low)).astype(np.uint16), kind="stable").astype(np.int64, copy=False)
-        if fits and (int(top) - int(low) + 1) << bits <= 1 << 63:
-            return _packed_order((whole - int(low)).astype(np.uint64), bits)
-    return np.argsort(values, kind="stable").astype(np.int64, copy=False)
-
-
-def shuffle_permutation(n: int, key: int) -> np.ndarray:
-    """A uniform permutation of ``0..n-1`` (int64): ids ordered by ``(raw_draws(key, n)[id], id)``.
-
-    ``perm[j]`` is the id with the ``j``-th smallest draw; SHUFFLE gives event ``j`` the timestamp of event
-    ``perm[j]``. Uniform because the draws are i.i.d. uniform 64-bit values (ties aside, probability about
-    ``n**2 / 2**65``, broken by id).
-
-    Raises:
-        GenerationError: for a bad ``key`` or a negative ``n``.
-    """
-    draws = raw_draws(key, n)
-    if n > 1:
-        # Order by the draws' top 64 - bits bits packed with the id: exact unless two draws share those bits
-        # (probability about n**2 / 2**(65 - bits)), in which case the full stable argsort decides.
-        bits = (n - 1).bit_length()
-        order = _packed_order(draws >> np.uint64(bits), bits)
-        top = draws[order] >> np.uint64(bits)
-        if not np.any(top[1:] == top[:-1]):
-            return order
-    return _stable_order(draws)
 
 
 def _timestamps(t: Any) -> np.ndarray:
@@ -264,8 +173,8 @@ def _same_triples(t: np.ndarray, src: np.ndarray, dst: np.ndarray, forward: np.n
 
     Each triple is packed into one int64 ``(time rank * nodes + low) * nodes + high`` (injective; the time rank
     comes from one pass when ``t`` is sorted, as stored splits are) and the two key arrays are counted (small key
-    spaces) or sorted, and compared: instead of two three-key lexsorts. Falls back to the lexsorts when the keys would not
-    fit in 63 bits. Exact either way: equal sorted keys mean equal multisets.
+    spaces) or sorted, and compared: instead of two three-key lexsorts. Falls back to the lexsorts when the keys
+    would not fit in 63 bits. Exact either way: equal sorted keys mean equal multisets.
     """
     if len(t) and np.all(t[1:] >= t[:-1]):
         rank = np.zeros(len(t), dtype=np.int64)
@@ -309,20 +218,6 @@ def _events(src: np.ndarray, dst: np.ndarray, t: np.ndarray, symmetric: bool) ->
                               "rows with src > dst are not mirror images (same t, endpoints swapped); pass "
                               "symmetric=False for directed data")
     return events.astype(np.int64)
-
-
-def inside(t_new: np.ndarray, t_old: np.ndarray, half_width: float) -> np.ndarray:
-    """Move every ``t_new`` with ``|t_new - t_old| >= half_width`` one ulp at a time towards ``t_old``.
-
-    ``t + jitter`` is rounded to float64; when ``ulp(t)`` is not tiny next to ``tau_bar`` the rounded value can
-    sit at distance ``tau_bar`` or beyond even though ``|jitter| < tau_bar``. Terminates: at ``t_old`` the
-    distance is 0.
-    """
-    bad = np.flatnonzero(np.abs(t_new - t_old) >= half_width)
-    while len(bad):
-        t_new[bad] = np.nextafter(t_new[bad], t_old[bad])
-        bad = bad[np.abs(t_new[bad] - t_old[bad]) >= half_width]
-    return t_new
 
 
 def _interleave(even: np.ndarray, odd: np.ndarray) -> np.ndarray:

@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .artifacts import manifest_document, transform, write
-from .catalogue import GENERATOR, VERSION, Variant, defaults
-from ..families import Built, Family, Inputs
 from tgbhub.errors import GenerationError
 from tgbhub.manifest import Recipe, plain
+
+from ..families import Built, Family, Inputs
+from .artifacts import manifest_document, transform, write
+from .catalogue import GENERATOR, VERSION, Variant, defaults
 
 
 def _preflight(recipe: Recipe) -> None:
@@ -56,7 +57,8 @@ def _distances(inputs: Inputs) -> Any:
     """
     if inputs.distances is None:
         raise GenerationError("a variant's manifest records ATD/ACD against its parent, but no distance function was "
-                              "handed over; run `python -m generators`, or load the variant with tgbhub.load_dataset")
+                              "handed over; run `python -m scripts.manifests` from a checkout, or load the variant "
+                              "with tgbhub.load_dataset")
     return inputs.distances
 
 

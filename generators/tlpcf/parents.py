@@ -10,11 +10,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..families import Inputs, family_of
-from ..manifests import MANIFEST_ROOT
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import content_digest
 from tgbhub.manifest import Manifest, read_manifest
+
+from ..families import Inputs, family_of
+from ..manifests import MANIFEST_ROOT
 
 
 @lru_cache(maxsize=1)  # the catalogue lists a parent's 30 variants together: build each parent once

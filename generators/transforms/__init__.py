@@ -20,24 +20,32 @@ from typing import Any
 
 import numpy as np
 
-from .spec import Param, Transform
-from ..plugins import load
 from tgbhub.errors import GenerationError
+from tgbhub.plugins import PluginTable
 
-__all__ = ["REGISTERED", "SCOPES", "MAX_SEED", "Param", "Transform", "applicable", "canonical_params", "check_seed", "is_int", "names",
-           "parse_suffix", "transform", "transforms", "variant_suffix"]
+from .spec import Param, Transform
+
+__all__ = ["REGISTERED", "SCOPES", "MAX_SEED", "TRANSFORMS", "Param", "Transform", "applicable", "canonical_params",
+           "check_seed", "is_int", "kind_label", "names", "parse_kind", "parse_suffix", "transform", "transforms",
+           "variant_suffix"]
 
 #: transform kind -> the module that defines its ``TRANSFORM``
 REGISTERED: dict[str, str] = {
     "shuffle": ".shuffle",
     "intense": ".intense",
 }
-#: the splits a transform may rewrite; TLPCF distorts the test split only (tlpcf.md §1.1, §6.1)
+#: the registered transforms, each module imported when its kind is first read
+TRANSFORMS: PluginTable[str, Transform] = PluginTable("transform", REGISTERED, attribute="TRANSFORM",
+                                                      package=__package__, error=GenerationError,
+                                                      hint=" (see `tgbhub list --transforms`)")
+#: the splits a transform may rewrite; TLPCF distorts the test split only (docs/derived.md)
 SCOPES: tuple[str, ...] = ("test",)
 DEFAULT_SCOPE = "test"
 #: seeds are non-negative and below 2**63 (a variant's key hashes the seed's decimal digits)
 MAX_SEED = 2 ** 63 - 1
-_SUFFIX = re.compile(r"^(?P<kind>[a-z]+)(?P<params>(?:-[a-z]+\d+)*)-s(?P<seed>\d+)$")
+#: a variant's kind as written in its name: the transform and its parameters (``intense-k5``)
+_KIND = r"(?P<kind>[a-z]+)(?P<params>(?:-[a-z]+\d+)*)"
+_SUFFIX = re.compile(rf"^{_KIND}-s(?P<seed>\d+)$")
 _PARAM = re.compile(r"-([a-z]+)(\d+)")
 
 
@@ -52,13 +60,12 @@ def transform(kind: str) -> Transform:
     Raises:
         GenerationError: if no transform of that name is registered (listing the known ones).
     """
-    return load(REGISTERED, kind, "TRANSFORM", __package__, f"unknown transform {kind!r}; known: "
-                f"{', '.join(REGISTERED)} (see `tgbhub list --transforms`)")
+    return TRANSFORMS.require(kind)
 
 
 def transforms() -> list[Transform]:
     """Every registered transform, in registration order."""
-    return [transform(kind) for kind in REGISTERED]
+    return list(TRANSFORMS.values())
 
 
 def is_int(value: Any) -> bool:
@@ -114,15 +121,32 @@ def check_seed(seed: Any, where: str) -> int:
     return int(seed)
 
 
+def kind_label(kind: str, params: Mapping[str, Any]) -> str:
+    """A variant's kind as its canonical name writes it, before the seed: ``intense-k5``, ``shuffle``.
+
+    Raises:
+        GenerationError: as :func:`canonical_params`.
+    """
+    canonical = canonical_params(kind, params)
+    return kind + "".join(f"-{key}{value}" for key, value in canonical.items() if key != "scope")
+
+
 def variant_suffix(kind: str, params: Mapping[str, Any], seed: int) -> str:
     """What follows ``~`` in a variant's canonical name: ``intense-k5-s0``.
 
     Raises:
         GenerationError: as :func:`canonical_params` and :func:`check_seed`.
     """
-    canonical = canonical_params(kind, params)
-    shown = "".join(f"-{key}{value}" for key, value in canonical.items() if key != "scope")
-    return f"{kind}{shown}-s{check_seed(seed, kind)}"
+    return f"{kind_label(kind, params)}-s{check_seed(seed, kind)}"
+
+
+def parse_kind(label: str) -> tuple[str, dict[str, int]] | None:
+    """``(kind, params)`` of a kind written as in a variant's name (``intense-k5``), or ``None`` if it has not the
+    grammar's shape (whether the kind and values are valid is :func:`canonical_params`' to say)."""
+    match = re.fullmatch(_KIND, label)
+    if match is None:
+        return None
+    return match["kind"], {key: int(value) for key, value in _PARAM.findall(match["params"])}
 
 
 def parse_suffix(suffix: str) -> tuple[str, dict[str, int], int] | None:

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from .draws import inside, open_uniform, raw_draws
 from .spec import Param, Transform
-from ..tlpcf.distort import inside, open_uniform, raw_draws
 
 #: copies per event: the paper's k = 5, the k = 1 control; the bound keeps a variant within ~100x its split
 K = Param("k", 1, 100, "jittered copies per event")
@@ -28,7 +28,7 @@ def _apply(t: np.ndarray, params: Mapping[str, Any], key: int,
 
 def _checks(before: np.ndarray, after: np.ndarray, origin: np.ndarray, tau: float | None) -> dict[str, Any]:
     shift = np.abs(after - before[origin])
-    return {"max_abs_jitter_over_tau_bar": float(shift.max() / tau) if len(shift) else 0.0,  # type: ignore[operator]
+    return {"max_abs_jitter_over_tau_bar": float(shift.max() / tau) if len(shift) else 0.0,
             "jitter_below_tau_bar": bool((shift < tau).all())}
 
 

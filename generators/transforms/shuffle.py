@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from .draws import shuffle_permutation
 from .spec import Transform
-from ..tlpcf.distort import shuffle_permutation
 
 
 def _apply(t: np.ndarray, params: Mapping[str, Any], key: int,

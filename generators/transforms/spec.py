@@ -12,9 +12,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+
+#: the column dtypes of every variant's events file (``test-events.parquet``), whatever the transform and the parent:
+#: the shared driver rewrites timestamps in float64 (INTENSE's jittered times are fractional, and one schema serves
+#: every variant), so ``t`` is float64 even where the parent stores int64 snapshot indices (a SHUFFLE's permuted times
+#: are whole numbers stored as float64); ``src`` and ``dst`` keep the parent's int32
+EVENT_DTYPES: Mapping[str, str] = MappingProxyType({"t": "float64", "src": "int32", "dst": "int32",
+                                                    "orig_event_id": "int64", "copy_idx": "int32"})
+#: the one line a transform's card gives of its dtype change
+DTYPE_CHANGE = ("t becomes float64 whatever the parent stores (int64 snapshot indices included): the rows kept from "
+                "the parent are exposed as float64 too, so the column has one dtype; src and dst keep int32")
 
 
 @dataclass(frozen=True)
@@ -65,8 +76,14 @@ class Transform:
     checks: Checks
     describe: Callable[[Mapping[str, Any]], str]
 
+    @property
+    def dtypes(self) -> Mapping[str, str]:
+        """The column dtypes of the variant's events file (:data:`EVENT_DTYPES`: the shared driver writes them)."""
+        return EVENT_DTYPES
+
     def card(self) -> dict[str, Any]:
-        """What ``tgbhub list``/``info`` show of the transform."""
+        """What ``tgbhub list``/``info`` show of the transform, its column ``dtypes`` and ``dtype_change`` included."""
         return {"name": self.name, "summary": self.summary, "applies_to": sorted(self.applies_to),
                 "params": [p.describe() for p in self.params], "example": f"~{self.name}"
-                + "".join(f"-{p.name}{p.default if p.default is not None else p.low}" for p in self.params) + "-s0"}
+                + "".join(f"-{p.name}{p.default if p.default is not None else p.low}" for p in self.params) + "-s0",
+                "dtypes": dict(self.dtypes), "dtype_change": DTYPE_CHANGE}

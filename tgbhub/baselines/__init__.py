@@ -30,8 +30,9 @@ in snapshots or rows.
 
 Registering a model for a new task type (e.g. ``rollout-forecasting`` with ``zero``/``persistence``/``linear``):
 write ``tgbhub/baselines/<topic>.py`` with functions decorated ``@register_baseline("<task type>", "<model>")``,
-list it in :data:`~tgbhub.baselines.registry.BASELINES` (imported on its first read), and ``tgbhub baseline MODEL NAME`` runs them; the CLI grades the returned
-submission with the evaluator registered for the same task type.
+list it in :data:`~tgbhub.baselines.registry.BASELINES` (imported on its first read), and
+``tgbhub baseline MODEL NAME`` runs them; the CLI grades the returned submission with the evaluator registered for the
+same task type.
 """
 
 from __future__ import annotations

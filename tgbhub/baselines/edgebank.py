@@ -34,14 +34,16 @@ def _memory(dataset: Any, split: str | None) -> PairTimes:
 def window(dataset: Any) -> int:
     """``edgebank-tw``'s window in time units: 15% of the train split's span, at least 1.
 
-    A split counted in snapshots spans ``stop - start``; one counted in rows (a derived dataset) spans its first to
-    its last row's time plus one unit, which is the same number for the parent's train rows it keeps.
+    A discrete-time dataset's train split spans its snapshots (``snapshot_splits``: ``stop - start``); any other
+    (continuous time, a derived dataset) spans its first to its last row's time plus one unit, which is the same
+    number for the parent's train rows a derived dataset keeps.
     """
-    start, stop = dataset.splits[TRAIN_SPLIT]
-    if dataset.manifest.split_unit == "row":
+    snapshots = dataset.snapshot_splits
+    if snapshots is None:
         times = dataset.split(TRAIN_SPLIT).t
         span = float(times[-1] - times[0]) + 1.0 if len(times) else 0.0
     else:
+        start, stop = snapshots[TRAIN_SPLIT]
         span = stop - start
     return max(1, math.ceil(WINDOW_FRACTION * span))
 

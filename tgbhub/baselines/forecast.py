@@ -1,6 +1,6 @@
 """Heuristics for window-based link forecasting: EdgeBank in DyGLib's four memories, persistence and recency.
 
-Spec ``linkforecast.md`` §2.5 and §4.1. For window ``i`` the history is every event before the window starts (the
+See docs/forecasting.md, "Baselines". For window ``i`` the history is every event before the window starts (the
 train and validation splits and the split's earlier windows): nothing inside the window informs its scores, and
 the memory is rebuilt from that history for every window. A pair is an ordered ``(src, dst)`` (for a symmetric
 graph the stored ``src <= dst`` form, on both the events and their negatives).
@@ -16,7 +16,7 @@ graph the stored ``src <= dst`` form, on both the events and their negatives).
 - ``persistence``: 1 if it occurred in the ``h`` time units before the window (the previous window) [ours];
 - ``recency``: ``1 / (1 + t_start - last time seen)``, 0 if never seen [ours].
 
-Which EdgeBank memory the paper used per dataset is its Table 11d (spec §2.5); with historical negatives it is never
+Which EdgeBank memory the paper used per dataset is its Table 11d; with historical negatives it is never
 *unlimited*, so the paper's numbers compare with ``edgebank-tw``, ``edgebank-ri`` or ``edgebank-thr``.
 
 Every EdgeBank takes the option ``memory`` (``MODEL:memory=dyglib,seed=N``): ``full`` (the default) remembers every

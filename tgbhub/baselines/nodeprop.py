@@ -27,7 +27,7 @@ from tgbhub.tasks.declared import DEFAULT_NDCG_MODE, read_ndcg_mode, visible_edg
 TASK_TYPE = "node-property-ndcg"
 
 
-class NodePropertySubmission(dict):  # type: ignore[type-arg]
+class NodePropertySubmission(dict):
     """The submission columns (``t``, ``node``, ``scores``), plus ``ndcg_mode``: the label-stream mode the scores
     were made under, which the evaluator records in the result (a file cannot carry it: pass ``mode=`` there)."""
 

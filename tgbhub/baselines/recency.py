@@ -1,7 +1,7 @@
 """Recency: a pair scores higher the more recently it was seen, ``1 / (1 + (t - last))`` with ``last`` the latest
 time ``< t`` at which the pair occurred (0 for a pair never seen).
 
-The TLPCF note's recency scorer is ``exp(-(t - last) / tau)``. Every metric it is graded with here (MRR, Hits@K,
+TLPCF's recency scorer is ``exp(-(t - last) / tau)``. Every metric it is graded with here (MRR, Hits@K,
 AU-ROC, AP) depends only on the order of the scores, and every strictly decreasing function of ``t - last`` gives
 the same order, so ``tau`` would change nothing; ``1 / (1 + gap)`` is used because ``exp`` underflows float32 to 0
 (the never-seen score) once the gap exceeds about 100 ``tau``. Like EdgeBank-inf it streams: the memory is every row

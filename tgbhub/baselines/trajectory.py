@@ -4,7 +4,7 @@
 - ``persistence``: the last observed row, repeated;
 - ``linear``: one affine map from 48 past values to 12 future values, shared by all 2N variables, fitted in closed
   form (least squares over the train windows, normal equations in float64). In function terms this is DLinear,
-  whose published numbers it reproduces (spec section 0, item 7).
+  whose published numbers it reproduces (docs/chaosnet.md, "Reference predictors").
 
 Each returns a :class:`RolloutSubmission`: the Parquet columns ``ic, t, values`` of its rollouts, carrying its
 window forecaster as ``.forecasts`` so the evaluator can compute teacher-forced metrics batch by batch.
@@ -25,9 +25,10 @@ Forecaster = Callable[[np.ndarray], np.ndarray]
 
 
 class RolloutSubmission(dict):
-    """The submission columns (``ic``, ``t``, ``values``), plus ``forecasts``: the model as a window forecaster."""
+    """The submission columns (``ic``, ``t``, ``values``), plus ``forecasts``: the model as a window forecaster, or
+    its forecasts ``(windows, horizon, V)`` of every window of the split, in order."""
 
-    forecasts: Forecaster | None = None
+    forecasts: Forecaster | np.ndarray | None = None
 
 
 def rollout(predict: Forecaster, context: np.ndarray, steps: int, block: int) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Exports of a temporal graph for other loaders (the loader adapters of the TLPCF note, section 6.5).
+"""Exports of a temporal graph for other loaders (the loader adapters TLPCF's distorted datasets need; docs/derived.md).
 
 Pure functions over dataset objects that write files into a folder; nothing here reaches the network or the cache.
 Every file is written to a process-unique temporary name in the target folder, verified (size and sha256 of the
@@ -34,11 +34,11 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from tgbhub.data import Negatives, TemporalGraphDataset
+from tgbhub.data import Negatives, TemporalGraphDataset, TrajectoryDataset
 from tgbhub.errors import IntegrityError, InvalidNameError, ManifestError, TgbhubError
 from tgbhub.hashing import file_sha256
 from tgbhub.manifest import require_kind
@@ -64,8 +64,8 @@ class Export:
     info: Mapping[str, Any] = field(default_factory=dict)
 
 
-def export(dataset: TemporalGraphDataset, fmt: str, out: str | os.PathLike[str], *, split: str = "test",
-           task: str | None = None) -> Export:
+def export(dataset: TemporalGraphDataset | TrajectoryDataset, fmt: str, out: str | os.PathLike[str], *,
+           split: str = "test", task: str | None = None) -> Export:
     """Export ``dataset`` in format ``fmt`` (one of :data:`FORMATS`) into the folder ``out`` (created if missing).
 
     ``split`` and ``task`` apply to ``tgb-negatives`` only.
@@ -76,12 +76,13 @@ def export(dataset: TemporalGraphDataset, fmt: str, out: str | os.PathLike[str],
         ManifestError, IntegrityError: as the chosen exporter raises them.
     """
     require_kind(dataset.manifest, "temporal-graph", "export")
+    graph = cast(TemporalGraphDataset, dataset)  # a temporal-graph manifest is opened as one
     if fmt == "dyglib":
-        return export_dyglib(dataset, out)
+        return export_dyglib(graph, out)
     if fmt == "ml":
-        return export_ml(dataset, out)
+        return export_ml(graph, out)
     if fmt == "tgb-negatives":
-        return export_tgb_negatives(dataset, out, split=split, task=task)
+        return export_tgb_negatives(graph, out, split=split, task=task)
     raise InvalidNameError(f"unknown export format {fmt!r}; pass one of {', '.join(FORMATS)}")
 
 
@@ -127,18 +128,14 @@ def export_dyglib(dataset: TemporalGraphDataset, out: str | os.PathLike[str]) ->
 
 
 def row_splits(dataset: TemporalGraphDataset) -> np.ndarray:
-    """The split name of every row (a ``str`` array as long as the dataset), from the manifest's boundaries:
-    snapshot ranges of ``t`` for a base dataset, row ranges for a derived one. Never recomputed from quantiles.
+    """The split name of every row (a ``str`` array as long as the dataset), from the dataset's row ranges
+    (``dataset.splits``, converted from the manifest's boundaries). Never recomputed from quantiles.
 
     Raises:
         ManifestError: if the splits overlap or leave rows uncovered.
     """
     bounds = []
-    for name, (start, stop) in dataset.splits.items():
-        if dataset.manifest.split_unit == "row":
-            lo, hi = start, stop
-        else:
-            lo, hi = (int(x) for x in np.searchsorted(np.asarray(dataset.t), [start, stop]))
+    for name, (lo, hi) in dataset.splits.items():
         bounds.append((lo, hi, name))
     labels = np.empty(dataset.num_rows, dtype=object)
     covered = 0
@@ -185,14 +182,14 @@ def export_ml(dataset: TemporalGraphDataset, out: str | os.PathLike[str]) -> Exp
         IntegrityError: if a written file does not verify.
     """
     folder = _folder(out)
-    base = _time_base(dataset)
+    base, snapshots = _time_base(dataset)
     ds_name, prefix = base.manifest.short_name, paper_prefix(dataset)
     val_time, test_time = split_times(dataset)
     labels = row_splits(dataset)
     known = np.isin(labels, _FORK_SPLITS)
     rows = np.flatnonzero(known & event_rows(dataset))
     ts = np.asarray(dataset.t)[rows]
-    report = fork_split_report(labels[rows], ts, val_time, test_time, test_start=base.splits["test"][0])
+    report = fork_split_report(labels[rows], ts, val_time, test_time, test_start=snapshots["test"][0])
     report = {"source": _source(dataset), "file": f"{prefix}ml_{ds_name}.csv", "rows": int(len(rows)),
               "stored_rows": int(np.count_nonzero(known)), "one_row_per_event": _event_rule(dataset),
               "split_times": {"val_time": val_time, "test_time": test_time}, "rule": FORK_RULE, **report,
@@ -256,8 +253,8 @@ def split_times(dataset: TemporalGraphDataset) -> tuple[int, int]:
     Raises:
         ManifestError: if neither the dataset nor its parent has snapshot splits ``val`` and ``test``.
     """
-    base = _time_base(dataset)
-    return int(base.splits["val"][0]) - 1, int(base.splits["test"][0]) - 1
+    _, snapshots = _time_base(dataset)
+    return int(snapshots["val"][0]) - 1, int(snapshots["test"][0]) - 1
 
 
 def fork_split_report(labels: np.ndarray, ts: np.ndarray, val_time: float, test_time: float, *,
@@ -277,14 +274,19 @@ def fork_split_report(labels: np.ndarray, ts: np.ndarray, val_time: float, test_
             "earliest_test_ts": float(ts[test].min()) if test.any() else None}
 
 
-def _time_base(dataset: TemporalGraphDataset) -> TemporalGraphDataset:
-    """The dataset whose snapshot splits give the time boundaries: itself, or a variant's parent."""
-    base = dataset if dataset.manifest.split_unit == "snapshot" else dataset.parent
-    if base is None or base.manifest.split_unit != "snapshot" or not {"val", "test"} <= set(base.splits):
+def _time_base(dataset: TemporalGraphDataset) -> tuple[TemporalGraphDataset, dict[str, tuple[int, int]]]:
+    """The dataset whose snapshot splits give the time boundaries (itself, or a variant's parent), and those splits.
+
+    Raises:
+        ManifestError: if neither the dataset nor its parent has snapshot splits ``val`` and ``test``.
+    """
+    base = dataset if dataset.snapshot_splits is not None else dataset.parent
+    snapshots = None if base is None else base.snapshot_splits
+    if base is None or snapshots is None or not {"val", "test"} <= set(snapshots):
         raise ManifestError(f"{dataset.name}@{dataset.version} has no snapshot splits 'val' and 'test' (itself or "
                             "its parent) to take split_times from; open it with tgbhub.load_dataset (which attaches "
                             "a variant's parent), or export it with format 'dyglib'")
-    return base
+    return base, snapshots
 
 
 def _fork_labels(ts: np.ndarray, val_time: float, test_time: float) -> np.ndarray:
@@ -345,7 +347,8 @@ def tgb_negatives(negatives: Negatives) -> dict[tuple[int, int, int | float], np
     first: dict[tuple[int, int, int | float], int] = {}
     rows = np.asarray(negatives.negatives)
     counts = np.asarray(negatives.count)
-    for i, key in enumerate(zip(np.asarray(negatives.src).tolist(), np.asarray(negatives.dst).tolist(), times)):
+    keys = zip(np.asarray(negatives.src).tolist(), np.asarray(negatives.dst).tolist(), times, strict=True)
+    for i, key in enumerate(keys):
         if key in table:
             raise IntegrityError(f"{negatives.file}", "unique (src, dst, t) keys",
                                  f"queries {first[key]} and {i} both at (src, dst, t) = {key}",
@@ -412,11 +415,11 @@ def _ml_csv(dataset: TemporalGraphDataset, rows: np.ndarray, labels: np.ndarray 
     ts = t.tolist() if np.issubdtype(t.dtype, np.integer) else [repr(float(x)) for x in t.tolist()]
     if labels is None:
         lines = [",u,i,ts,label,idx"]
-        lines += [f"{k},{u},{i},{s},0,{k + 1}" for k, (u, i, s) in enumerate(zip(src, dst, ts))]
+        lines += [f"{k},{u},{i},{s},0,{k + 1}" for k, (u, i, s) in enumerate(zip(src, dst, ts, strict=True))]
     else:
         lines = [",u,i,ts,label,idx,split"]
         lines += [f"{k},{u},{i},{s},0,{k + 1},{p}" for k, (u, i, s, p) in
-                  enumerate(zip(src, dst, ts, labels[rows].tolist()))]
+                  enumerate(zip(src, dst, ts, labels[rows].tolist(), strict=True))]
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -441,7 +444,7 @@ def _source(dataset: TemporalGraphDataset) -> dict[str, Any]:
 
 def _count_by(values: np.ndarray) -> dict[str, int]:
     names, counts = np.unique(np.asarray(values).astype(str), return_counts=True)
-    return {str(n): int(c) for n, c in zip(names, counts)}
+    return {str(n): int(c) for n, c in zip(names, counts, strict=True)}
 
 
 def _idx_ranges(labels: np.ndarray) -> dict[str, list[int]]:

@@ -13,9 +13,9 @@ row order (the release CSV's, which the import keeps as ``edge_id``; for a TKG, 
 their inverse edges). Served for every TGB family: tgbl (``hist_rnd`` negatives; tgbl-flight's airport
 ``node_feat``), tkgl (inverse edges, negatives keyed by ``(t, src, edge_type)``: the 1-vs-all ``time-filtered``
 protocol and ``dst-time-filtered``), thgl (node types, ``node-type-filtered`` negatives) and tgbn (the label stream,
-NDCG@10). What differs underneath (spec ``tgb.md`` §3.1, §4, §7):
+NDCG@10). What differs underneath (docs/tgb.md):
 
-- the data are the version imported with ``tgbhub import tgb NAME``: TGB's release converted and checked against
+- the data are the version imported with ``tgbhub import tgb/NAME``: TGB's release converted and checked against
   TGB's published statistics, then cached with sha256-verified files. It lives in tgbhub's cache
   (``$TGBHUB_CACHE``, or the ``cache_dir=`` keyword this module adds), never under site-packages: py-tgb's ``root``
   and ``meta_dict`` are accepted and ignored. With ``download=True`` (py-tgb's default) a dataset that is not
@@ -54,8 +54,8 @@ from tgbhub.errors import DatasetNotFoundError, InvalidNameError, ScoreError, Un
 from tgbhub.evaluate.filtered import TASK_TYPE as FILTERED_TASK, FilterSets
 from tgbhub.evaluate.metrics import as_scores, metrics_from_ranks, on_accelerator, ranks
 from tgbhub.evaluate.nodeprop import DEFAULT_K as NDCG_K, ndcg_rows
-from tgbhub.local.imports import import_tgb
 from tgbhub.local.gateway import importer_plugin
+from tgbhub.local.imports import import_tgb
 
 PathLike = str | os.PathLike[str]
 SPLIT_MODES = ("val", "test")
@@ -255,7 +255,7 @@ class LinkPropPredDataset:
 
     ``root`` and ``meta_dict`` are accepted and ignored (the data live in tgbhub's cache: ``$TGBHUB_CACHE``, or
     ``cache_dir``); ``preprocess`` is accepted and has nothing left to do (the import converted the release).
-    ``download=True`` imports a dataset that is not imported yet (``tgbhub import tgb NAME``); ``download=False``
+    ``download=True`` imports a dataset that is not imported yet (``tgbhub import tgb/NAME``); ``download=False``
     raises FileNotFoundError then, as py-tgb does. Served: ``full_data`` (``sources``, ``destinations``,
     ``timestamps``, ``edge_idxs``, ``edge_feat``, ``w``, ``edge_label``, and ``edge_type`` for tkgl and thgl: py-tgb's
     arrays, a TKG's inverse edges appended after the originals), the three masks, ``eval_metric``,
@@ -528,7 +528,7 @@ class NegativeEdgeSampler(_StoredEvalSets):
                 (py-tgb's error, naming the first such edge).
         """
         negatives, count = self.query_batch_padded(pos_src, pos_dst, pos_timestamp, edge_type, split_mode)
-        return [row[:n] for row, n in zip(negatives.tolist(), count.tolist())]
+        return [row[:n] for row, n in zip(negatives.tolist(), count.tolist(), strict=True)]
 
     def query_batch_padded(self, pos_src: Any, pos_dst: Any, pos_timestamp: Any, edge_type: Any = None,
                            split_mode: str = "test") -> tuple[np.ndarray, np.ndarray]:
@@ -572,6 +572,16 @@ class RelationQueries:
     count: np.ndarray | None = None
     filters: FilterSets | None = None
 
+    def one_vs_q(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(negatives, count)`` of 1-vs-q queries.
+
+        Raises:
+            ValueError: for the queries of the ``time-filtered`` protocol, which have filter sets instead.
+        """
+        if self.negatives is None or self.count is None:
+            raise ValueError("these queries are time-filtered: they have filter sets, not 1-vs-q negatives")
+        return self.negatives, self.count
+
 
 def relation_queries(dataset: Any, split: str) -> RelationQueries:
     """The ``(t, src, edge_type)``-keyed queries of ``split`` of an imported TKG/THG ``dataset``: the filter sets of
@@ -591,7 +601,7 @@ def relation_queries(dataset: Any, split: str) -> RelationQueries:
     if "edge_type" not in columns:
         raise UnsupportedTaskError(f"{dataset.name}@{dataset.version}'s task {task.get('name')!r} has no "
                                    f"(t, src, edge_type)-keyed negatives for split {split!r}; reimport it with "
-                                   "`tgbhub import tgb` from this tgbhub")
+                                   "`tgbhub import tgb/NAME` from this tgbhub")
     return RelationQueries(columns["t"], columns["src"], columns["dst"], columns["edge_type"],
                            negatives=columns["negatives"], count=columns["count"])
 
@@ -625,8 +635,9 @@ class RelationNegativeEdgeSampler(_StoredEvalSets):
         data, rows = self._rows(pos_src, pos_dst, pos_timestamp, edge_type, split_mode)
         if data.filters is not None:
             return complements(*self._candidates, data.filters, rows)
-        negatives = np.asarray(data.negatives[rows], dtype=np.int64)
-        return [row[:n] for row, n in zip(negatives, np.asarray(data.count[rows]).tolist())]
+        stored, count = data.one_vs_q()
+        negatives = np.asarray(stored[rows], dtype=np.int64)
+        return [row[:n] for row, n in zip(negatives, np.asarray(count[rows]).tolist(), strict=True)]
 
     def query_batch_padded(self, pos_src: Any, pos_dst: Any, pos_timestamp: Any, edge_type: Any = None,
                            split_mode: str = "test") -> tuple[np.ndarray, np.ndarray]:
@@ -643,7 +654,8 @@ class RelationNegativeEdgeSampler(_StoredEvalSets):
             raise ValueError(f"{self.dataset_name}'s {self.strategy} negatives are every node except a filter set, "
                              "not a padded array; use query_batch, or score every node and grade in process with "
                              "LinkPropPredDataset(...).tgbhub_dataset.get_evaluator().evaluate_scores")
-        return np.asarray(data.negatives[rows]), np.asarray(data.count[rows])
+        negatives, count = data.one_vs_q()
+        return np.asarray(negatives[rows]), np.asarray(count[rows])
 
     def _rows(self, pos_src: Any, pos_dst: Any, pos_timestamp: Any, edge_type: Any,
               split_mode: str) -> tuple[RelationQueries, np.ndarray]:
@@ -890,7 +902,7 @@ class LabelRows:
         out: dict[int, dict[int, np.ndarray]] = {}
         for i, ts in enumerate(self.times.tolist()):
             lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
-            out[ts] = dict(zip(self.node[lo:hi].tolist(), self.label[lo:hi]))
+            out[ts] = dict(zip(self.node[lo:hi].tolist(), self.label[lo:hi], strict=True))
         return out
 
 
@@ -928,7 +940,8 @@ class NodePropPredDataset:
         self._num_classes = int(item.num_classes or 0)
         self.tgbhub_dataset = open_imported(item, cache_dir, bool(download))
         self.root = str(version_dir(config.cache_root(cache_dir), self.tgbhub_dataset.manifest))
-        self._full_data, masks = pytgb_node_data(self.tgbhub_dataset)
+        full_data, masks = pytgb_node_data(self.tgbhub_dataset)
+        self._full_data: dict[str, Any] = full_data  # gains node_label_dict on the first read of full_data
         self._train_mask, self._val_mask, self._test_mask = masks["train"], masks["val"], masks["test"]
         self._labels = LabelRows.of(self.tgbhub_dataset)
         self._label_dict: dict[int, dict[int, np.ndarray]] | None = None

@@ -1,8 +1,10 @@
 """Temporal graphs as numpy views over verified, memory-mapped cache files.
 
-Timestamps are int64 snapshot indices (discrete time, splits in ``snapshot`` units: half-open ranges of ``t``) or
-float64 (a derived dataset whose test events were jittered or permuted; splits in ``row`` units: half-open row
-ranges, so a loader never recomputes a split from timestamps). The manifest declares which (``splits.unit``).
+Timestamps are int64 snapshot indices (discrete time) or as the manifest's time column stores them: float64 for a
+derived dataset (its transform's definition declares ``t`` float64, see ``tgbhub.api.transforms()``) and the
+release's own type for an imported one. ``ds.splits`` counts rows on every dataset (half-open row ranges, so a loader
+never recomputes a split from timestamps); a discrete-time dataset also gives its snapshot ranges as
+``ds.snapshot_splits``. The manifest's stored ``splits`` block keeps the unit it declares (``splits.unit``).
 """
 
 from __future__ import annotations
@@ -14,15 +16,19 @@ from typing import Any
 
 import numpy as np
 
-from tgbhub.errors import IntegrityError, InvalidNameError
 from tgbhub.data.grading import EvaluatorFactory, Gradable
-from tgbhub.manifest import Manifest
+from tgbhub.errors import IntegrityError, InvalidNameError
+from tgbhub.manifest import DIGEST_KIND, Manifest
 
 
 @dataclass(frozen=True)
 class SnapshotRange:
-    """The rows of one split: snapshots ``start <= t < stop`` (``unit="snapshot"``) or rows ``start..stop-1``
-    (``unit="row"``), as zero-copy slices of the dataset's columns."""
+    """The rows of one split as zero-copy slices of the dataset's columns.
+
+    ``rows`` is the split's half-open row range, the same on every dataset (``ds.splits[name]``). ``start`` and
+    ``stop`` count in ``unit``: snapshots ``start <= t < stop`` (``unit="snapshot"``, a discrete-time dataset's
+    ``ds.snapshot_splits[name]``) or rows (``unit="row"``, equal to ``rows``).
+    """
 
     name: str
     start: int
@@ -31,6 +37,8 @@ class SnapshotRange:
     src: np.ndarray
     dst: np.ndarray
     unit: str = "snapshot"
+    #: ``None`` only on a range built by hand; the dataset's :meth:`TemporalGraphDataset.split` always sets it
+    rows: tuple[int, int] | None = None
 
     @property
     def num_snapshots(self) -> int:
@@ -239,13 +247,36 @@ class TemporalGraphDataset(Gradable):
 
     name = property(lambda self: self.manifest.name)
     version = property(lambda self: self.manifest.version)
+    #: the size of the node-id space: every ``src``/``dst`` is an id in ``[0, num_nodes)`` (the manifest's
+    #: ``graph.num_nodes``; an id that occurs in no row still counts, as it does for an embedding table)
     num_nodes = property(lambda self: int(self.manifest.graph["num_nodes"]))
     #: snapshots of a discrete-time graph (and of a variant of one); ``None`` for continuous time (an imported TGB
     #: dataset counts seconds, days or years, not snapshots)
     num_snapshots = property(lambda self: None if self.manifest.graph.get("num_snapshots") is None
                              else int(self.manifest.graph["num_snapshots"]))
-    splits = property(lambda self: self.manifest.splits)
     task = property(lambda self: self.manifest.task)
+
+    @property
+    def splits(self) -> dict[str, tuple[int, int]]:
+        """Every split as a half-open range of rows: split ``name`` is rows ``start..stop-1`` of ``t``, ``src`` and
+        ``dst``, the rows :meth:`split` returns. Rows on every dataset, base or derived, discrete or continuous time;
+        a discrete-time dataset's snapshot ranges are :attr:`snapshot_splits`. Converted from the manifest's stored
+        ``splits`` block, which keeps the unit it declares (``manifest.split_unit``)."""
+        if self.manifest.split_unit == "row":
+            return {name: (int(start), int(stop)) for name, (start, stop) in self.manifest.splits.items()}
+        # the rows are sorted by t, so a snapshot range is one contiguous block of rows
+        return {name: (int(lo), int(hi)) for name, (lo, hi) in
+                ((name, np.searchsorted(self.t, bounds)) for name, bounds in self.manifest.splits.items())}
+
+    @property
+    def snapshot_splits(self) -> dict[str, tuple[int, int]] | None:
+        """Every split as a half-open range of snapshots, ``start <= t < stop``, on a dataset whose manifest counts
+        its splits in snapshots (a discrete-time base dataset); ``None`` for one that counts rows (continuous time,
+        and a derived variant, whose permuted or jittered rows are placed by row, not by time). The row ranges of the
+        same splits are :attr:`splits`."""
+        if self.manifest.split_unit != "snapshot":
+            return None
+        return {name: (int(start), int(stop)) for name, (start, stop) in self.manifest.splits.items()}
 
     @property
     def digest(self) -> str:
@@ -262,18 +293,20 @@ class TemporalGraphDataset(Gradable):
         Raises:
             InvalidNameError: if the dataset has no split ``name`` (the message lists the ones it has).
         """
-        if name not in self.splits:
+        declared = self.manifest.splits
+        if name not in declared:
             raise InvalidNameError(f"{self.name}@{self.version} has no split {name!r}; its splits are "
-                                   f"{', '.join(self.splits)}")
-        start, stop = self.splits[name]
-        return self._range(name, start, stop)
+                                   f"{', '.join(declared)}")
+        start, stop = declared[name]
+        return self._range(name, int(start), int(stop))
 
     def _range(self, name: str, start: int, stop: int) -> SnapshotRange:
+        """The rows of ``start..stop`` counted in the manifest's split unit (rows, or snapshots of ``t``)."""
         if self.manifest.split_unit == "row":
             return SnapshotRange(name, start, stop, self.t[start:stop], self.src[start:stop], self.dst[start:stop],
-                                 unit="row")
-        lo, hi = np.searchsorted(self.t, [start, stop])
-        return SnapshotRange(name, start, stop, self.t[lo:hi], self.src[lo:hi], self.dst[lo:hi])
+                                 unit="row", rows=(start, stop))
+        lo, hi = (int(i) for i in np.searchsorted(self.t, [start, stop]))
+        return SnapshotRange(name, start, stop, self.t[lo:hi], self.src[lo:hi], self.dst[lo:hi], rows=(lo, hi))
 
     def snapshots(self, split: str | None = None) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """Yield ``(t, src, dst)`` for every snapshot (of ``split``, if given), empty snapshots included.
@@ -287,7 +320,9 @@ class TemporalGraphDataset(Gradable):
                            ).snapshots()
 
     def to_torch(self, device: Any = None) -> dict[str, Any]:
-        """The columns as int64 torch tensors on ``device`` (default: CUDA when available, else CPU).
+        """The columns as torch tensors on ``device`` (default: CUDA when available, else CPU): ``src`` and ``dst``
+        int64, ``t`` int64 for integer times (snapshot indices) and float64 for float times (a derived dataset's,
+        whose jittered times a cast to int64 would truncate), as :attr:`dtypes` has them.
 
         Raises:
             ModuleNotFoundError: if torch is not installed (``pip install 'tgbhub[torch]'``).
@@ -298,9 +333,10 @@ class TemporalGraphDataset(Gradable):
             raise ModuleNotFoundError("to_torch needs PyTorch: pip install 'tgbhub[torch]'") from exc
         target = torch.device(device) if device is not None else torch.device(
             "cuda" if torch.cuda.is_available() else "cpu")
+        time = np.int64 if np.issubdtype(self.t.dtype, np.integer) else np.float64
         # np.array copies: the columns are read-only memory maps, which torch would warn about on every call.
-        return {name: torch.from_numpy(np.array(getattr(self, name), dtype=np.int64)).to(target)
-                for name in ("src", "dst", "t")}
+        return {name: torch.from_numpy(np.array(getattr(self, name), dtype=dtype)).to(target)
+                for name, dtype in (("src", np.int64), ("dst", np.int64), ("t", time))}
 
     def to_pyg(self, split: str | None = None) -> Any:
         """The events (of ``split``, if given) as a ``torch_geometric.data.TemporalData``: int64 ``src``/``dst``,
@@ -315,11 +351,44 @@ class TemporalGraphDataset(Gradable):
 
         return to_temporal_data(self, split)
 
+    @property
+    def dtypes(self) -> dict[str, str]:
+        """The dtype of each column as this object exposes it (``t``, ``src``, ``dst``, then any further column)."""
+        return {name: str(values.dtype) for name, values in {"t": self.t, "src": self.src, "dst": self.dst,
+                                                              **self.columns}.items()}
+
+    def dtype_changes(self) -> dict[str, tuple[str, str]]:
+        """``column -> (parent's dtype, this dataset's dtype)`` for each column a derived dataset stores with another
+        dtype than its parent (its transform's definition declares them: ``tgbhub.api.transforms()``); empty for a
+        base dataset."""
+        if self.parent is None:
+            return {}
+        mine, theirs = self.dtypes, self.parent.dtypes
+        return {name: (theirs[name], mine[name]) for name in mine if name in theirs and theirs[name] != mine[name]}
+
     def card(self) -> dict[str, Any]:
-        """A summary a person reads first: sizes, splits, digest and where the bytes came from."""
-        return {"name": self.name, "version": self.version, "source": self.source, "num_nodes": self.num_nodes,
-                "num_rows": self.num_rows, "num_snapshots": self.num_snapshots,
-                "splits": {k: list(v) for k, v in self.splits.items()}, "digest": self.digest}
+        """A summary a person reads first.
+
+        Returns:
+            Sizes (``num_nodes``: the node-id space), ``splits`` as row ranges (and ``snapshot_splits`` on a
+            discrete-time dataset), the column ``dtypes`` (and for a derived dataset ``dtype_changes`` against its
+            parent), the edge file's ``digest`` with its ``digest_kind`` (a logical content digest, not a file
+            sha256) and ``source``, who served the bytes.
+        """
+        card: dict[str, Any] = {"name": self.name, "version": self.version, "source": self.source,
+                                "num_nodes": self.num_nodes, "num_rows": self.num_rows,
+                                "num_snapshots": self.num_snapshots,
+                                "splits": {k: list(v) for k, v in self.splits.items()}}
+        if self.snapshot_splits is not None:
+            card["snapshot_splits"] = {k: list(v) for k, v in self.snapshot_splits.items()}
+        card["dtypes"] = self.dtypes
+        if self.parent is not None:
+            # e.g. t: int64 snapshot indices in the parent, float64 in every variant's events file
+            kind = (self.manifest.transform or {}).get("kind", "its transform")
+            card["dtype_changes"] = {name: f"{before} in {self.parent.name}, {after} here (declared by the {kind} "
+                                     "transform: tgbhub.api.transforms())"
+                                     for name, (before, after) in self.dtype_changes().items()}
+        return {**card, "digest": self.digest, "digest_kind": DIGEST_KIND}
 
     def __repr__(self) -> str:
         time = (f"{self.num_snapshots} snapshots" if self.num_snapshots is not None

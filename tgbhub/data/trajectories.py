@@ -18,7 +18,7 @@ import numpy as np
 from tgbhub.columns import import_h5py
 from tgbhub.data.grading import EvaluatorFactory, Gradable
 from tgbhub.errors import InvalidNameError, MissingExtraError
-from tgbhub.manifest import Manifest
+from tgbhub.manifest import DIGEST_KIND, Manifest
 
 WINDOW_MODES = ("parity", "clean")
 
@@ -103,7 +103,8 @@ class Windows:
 
 
 class TrajectoryDataset(Gradable):
-    """One instance: ``states`` ``(ICs, steps, 2N)`` float64, splits by IC, windows, topology, indicators.
+    """One instance: ``states`` ``(ICs, steps, 2N)`` float64, splits of whole ICs (``splits`` in rows, ``ic_splits``
+    in ICs), windows, topology, indicators.
 
     Built from a verified file path plus the manifest; the constructor does no I/O (the file opens on first use).
     """
@@ -118,13 +119,37 @@ class TrajectoryDataset(Gradable):
 
     name = property(lambda self: self.manifest.name)
     version = property(lambda self: self.manifest.version)
-    splits = property(lambda self: self.manifest.splits)
     task = property(lambda self: self.manifest.task)
+    #: the nodes of the graph the models run on (:meth:`edge_index`'s default, the Jacobian graph): one per state
+    #: variable, ``q_i`` or ``p_i``, so ``2N`` (the manifest's ``graph.num_nodes``); the lattice's sites are
+    #: :attr:`num_sites`
     num_nodes = property(lambda self: int(self.manifest.graph["num_nodes"]))
+    #: the lattice's sites (oscillators), ``N``: each carries two variables (``q_i``, ``p_i``), two nodes
     num_sites = property(lambda self: int(self.manifest.graph["num_sites"]))
     num_ics = property(lambda self: int(self.manifest.graph["num_ics"]))
     num_steps = property(lambda self: int(self.manifest.graph["num_snapshots"]))
     variables = property(lambda self: tuple(self.manifest.graph["variables"]))
+    #: state variables per step (``2N``: ``q_1..q_N, p_1..p_N``), the width of a row
+    num_variables = property(lambda self: len(self.manifest.graph["variables"]))
+
+    @property
+    def num_rows(self) -> int:
+        """The rows: one state vector per ``(IC, step)``, ``num_ics * num_steps`` (the manifest's ``num_rows``)."""
+        return self.num_ics * self.num_steps
+
+    @property
+    def splits(self) -> dict[str, tuple[int, int]]:
+        """Every split as a half-open range of rows, as on every dataset: a row is one ``(IC, step)`` state vector,
+        the rows of ``states.reshape(-1, num_variables)`` (IC after IC), so split ``name`` is the rows
+        :meth:`arrays` returns for it (raw). The splits are whole ICs: :attr:`ic_splits` gives them in ICs."""
+        steps = self.num_steps
+        return {name: (start * steps, stop * steps) for name, (start, stop) in self.ic_splits.items()}
+
+    @property
+    def ic_splits(self) -> dict[str, tuple[int, int]]:
+        """Every split as a half-open range of initial conditions (the manifest's stored ``splits``, and
+        :meth:`split_ics`)."""
+        return {name: (int(start), int(stop)) for name, (start, stop) in self.manifest.splits.items()}
 
     @property
     def params(self) -> dict[str, Any]:
@@ -216,17 +241,18 @@ class TrajectoryDataset(Gradable):
         Raises:
             InvalidNameError: if there is no such split (the message lists them).
         """
-        if split not in self.splits:
+        declared = self.ic_splits
+        if split not in declared:
             raise InvalidNameError(f"{self.name}@{self.version} has no split {split!r}; its splits are "
-                                   f"{', '.join(self.splits)}")
-        return range(*self.splits[split])
+                                   f"{', '.join(declared)}")
+        return range(*declared[split])
 
     @cached_property
     def scaler(self) -> Scaler:
         """Mean and population std of every variable over all train-IC rows, in float64 (std < 1e-8 -> 1)."""
         normalisation = self.task.get("normalisation", {})
         fit = self.split_ics(str(normalisation.get("fit_split", "train")))
-        rows = np.asarray(self.states[fit.start:fit.stop], dtype=np.float64).reshape(-1, self.num_nodes)
+        rows = np.asarray(self.states[fit.start:fit.stop], dtype=np.float64).reshape(-1, self.num_variables)
         mean = rows.mean(axis=0)
         std = rows.std(axis=0, ddof=int(normalisation.get("ddof", 0)))
         std = np.where(std < float(normalisation.get("min_std", 1e-8)), 1.0, std)
@@ -253,7 +279,7 @@ class TrajectoryDataset(Gradable):
         Raises:
             InvalidNameError: for an unknown split.
         """
-        return self.trajectories(split, normalised=normalised, dtype=dtype).reshape(-1, self.num_nodes)
+        return self.trajectories(split, normalised=normalised, dtype=dtype).reshape(-1, self.num_variables)
 
     def to_torch(self, device: Any = None, *, normalised: bool = True, dtype: Any = np.float32) -> dict[str, Any]:
         """Every split's trajectories ``(ICs, steps, 2N)`` (as :meth:`trajectories`) and the Jacobian graph's
@@ -304,13 +330,21 @@ class TrajectoryDataset(Gradable):
     # ------------------------------------------------------------------------------------------- evaluation, card
 
     def card(self) -> dict[str, Any]:
-        """A summary a person reads first: parameters, sizes, splits, indicator summary, digest and source."""
+        """A summary a person reads first.
+
+        Returns:
+            The parameters, sizes (``num_nodes``: the Jacobian graph's, one per variable; ``num_sites``: the
+            lattice's), ``splits`` as row ranges and ``ic_splits`` in ICs, the indicator summary, the trajectories
+            file's ``digest`` with its ``digest_kind`` (a logical content digest, not a file sha256) and ``source``.
+        """
         stats = self.manifest.stats
         return {"name": self.name, "version": self.version, "source": self.source, **self.params,
-                "num_ics": self.num_ics, "num_steps": self.num_steps, "num_variables": self.num_nodes,
-                "splits": {k: list(v) for k, v in self.splits.items()}, "lambda_mean": stats.get("lambda_mean"),
+                "num_nodes": self.num_nodes, "num_sites": self.num_sites, "num_ics": self.num_ics,
+                "num_steps": self.num_steps, "num_variables": self.num_variables, "num_rows": self.num_rows,
+                "splits": {k: list(v) for k, v in self.splits.items()},
+                "ic_splits": {k: list(v) for k, v in self.ic_splits.items()}, "lambda_mean": stats.get("lambda_mean"),
                 "lyapunov_time": stats.get("lyapunov_time"), "chaotic_fraction": stats.get("chaotic_fraction"),
-                "digest": self.digest}
+                "digest": self.digest, "digest_kind": DIGEST_KIND}
 
     def __repr__(self) -> str:
         p = self.params

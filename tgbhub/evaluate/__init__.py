@@ -50,9 +50,9 @@ from typing import Any
 from tgbhub.evaluate.registry import EVALUATORS, evaluator_class, register_evaluator
 from tgbhub.manifest import Manifest
 
-#: the version of the reference evaluators' grading, written into every result record (:mod:`tgbhub.results.records`). Bump
-#: it whenever a change could move a metric of an unchanged submission (a tie rule, a skipped snapshot, a filter), so a
-#: record made before the change is not re-checked as if nothing had changed.
+#: the version of the reference evaluators' grading, written into every result record
+#: (:mod:`tgbhub.results.records`). Bump it whenever a change could move a metric of an unchanged submission (a tie
+#: rule, a skipped snapshot, a filter), so a record made before the change is not re-checked as if nothing had changed.
 EVALUATOR_VERSION = "1.0.0"
 
 

@@ -6,18 +6,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from tgbhub.evaluate.submission import GENERIC_NON_FINITE_FIX
-from tgbhub.manifest import Manifest
+from tgbhub.manifest import DIGEST_KIND, Manifest
 
 
 def result(manifest: Manifest, task: Mapping[str, Any], split: str, metrics: Mapping[str, float],
            digests: Mapping[str, str | None], **extra: Any) -> dict[str, Any]:
     """A JSON-ready result: dataset, version, content digest(s), task, split and the metrics as Python floats.
 
-    ``digests`` maps file names to logical digests; ``digest`` is the first one (the graded data itself).
+    ``digests`` maps file names to logical content digests; ``digest`` is the first one (the graded data itself);
+    ``digest_kind`` says what both are (logical content digests of the column values, not file sha256s).
     """
     return {"dataset": manifest.name, "version": manifest.version, "digest": next(iter(digests.values()), None),
-            "digests": dict(digests), "task": task.get("name"), "task_type": task.get("type"), "split": split,
-            "metrics": {k: float(v) for k, v in metrics.items()}, **extra}
+            "digests": dict(digests), "digest_kind": DIGEST_KIND, "task": task.get("name"),
+            "task_type": task.get("type"), "split": split, "metrics": {k: float(v) for k, v in metrics.items()},
+            **extra}
 
 
 class TaskEvaluator:

@@ -15,6 +15,7 @@ from itertools import product
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from tgbhub.errors import ScoreError
 
@@ -95,7 +96,7 @@ def _exact_signed_rank_counts(n: int) -> np.ndarray:
     return counts
 
 
-def wilcoxon_signed_rank(a: Sequence[float], b: Sequence[float]) -> float:
+def wilcoxon_signed_rank(a: ArrayLike, b: ArrayLike) -> float:
     """Two-sided p-value of the Wilcoxon signed-rank test of ``a - b``, with scipy's defaults: zeros dropped,
     exact null distribution without ties or zeros (n <= 50), exact sign-flip enumeration with ties or zeros for
     n <= 13, else the normal approximation with tie correction and no continuity correction.
@@ -103,10 +104,10 @@ def wilcoxon_signed_rank(a: Sequence[float], b: Sequence[float]) -> float:
     Raises:
         ScoreError: if the samples differ in length or hold NaN.
     """
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape or np.isnan(a).any() or np.isnan(b).any():
-        raise ScoreError(f"paired samples must have one length and no NaN, got {a.shape} and {b.shape}")
-    d = a - b
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if x.shape != y.shape or np.isnan(x).any() or np.isnan(y).any():
+        raise ScoreError(f"paired samples must have one length and no NaN, got {x.shape} and {y.shape}")
+    d = x - y
     zeros = int(np.count_nonzero(d == 0))
     nonzero = d[d != 0]
     n = len(nonzero)

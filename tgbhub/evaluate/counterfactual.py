@@ -28,8 +28,8 @@ with R > 1 runs (seeds) keeps its R real values (n_real = R). The gap test, flag
 :func:`tgbhub.evaluate.counterfactual_stats.compare`'s (CI-overlap ``significant_drop``, ``margin_drop`` at
 ``epsilon``, Welch p as an extra).
 
-Validity precheck (TLPCF note §2.1 s4, §6.6)
---------------------------------------------
+Validity precheck
+-----------------
 SHUFFLE is no distortion for a stream in which pair identity and time are already independent: then the real test
 split is itself distributed like a shuffle of it. The precheck compares the symmetric ATD and ACD between the real
 split and each shuffle with the same distances between two shuffles (seed i against seed i+1). Under the null the
@@ -39,8 +39,8 @@ is indistinguishable from its shuffles, the precheck fails, and every SHUFFLE ve
 reason (``compare(..., distortion_is_effective=False)``). It needs at least two shuffle seeds; INTENSE always
 changes per-pair counts (k > 1) or timing (k = 1), so it is not prechecked.
 
-Long-format predictions (TLPCF note §6.6)
-------------------------------------------
+Long-format predictions
+-----------------------
 One row per scored (condition, run, query, candidate):
 
 =========== ======= ==================================================================================================
@@ -74,7 +74,7 @@ import pyarrow.parquet as pq
 from tgbhub.errors import MissingExtraError, ScoreError, SubmissionError
 from tgbhub.evaluate.counterfactual_stats import CAPTURES, FAILS, INCONCLUSIVE, compare, mean_ci95, welch_p
 from tgbhub.evaluate.graded import Graded
-from tgbhub.evaluate.metrics import average_precision, auroc, generative_scores
+from tgbhub.evaluate.metrics import auroc, average_precision, generative_scores
 from tgbhub.evaluate.ranking import RankingEvaluator
 from tgbhub.evaluate.submission import ListColumn, read_submission
 
@@ -84,9 +84,6 @@ METRICS = ("mrr", "hits@1", "hits@3", "hits@10", "auroc", "ap")
 NEGATIVE_MODES = {"paired": "ranking", "regenerated": "ranking-regenerated"}
 #: the task of the real condition: the base dataset's own hist-rnd negatives on the real stream
 REAL_TASK = "ranking"
-#: the published variant kinds (TLPCF note §6.1) and seeds, the default conditions
-DEFAULT_KINDS = ("shuffle", "intense-k5", "intense-k1")
-DEFAULT_SEEDS = tuple(range(10))
 PRECHECK_ALPHA = 0.01
 LONG_COLUMNS = ("variant", "run", "query", "neg_rank", "score")
 
@@ -541,16 +538,16 @@ def evaluate_counterfactual(real: Any, variants: Sequence[Any], models: Mapping[
     control_set = set(controls)
     for label, source in models.items():
         predictions = source if isinstance(source, Mapping) else None
+        scorer = None if isinstance(source, Mapping) else source
         if runs and label in runs:
             chosen_runs = list(runs[label])
         elif predictions is not None:
             chosen_runs = sorted({run for variant, run in predictions if variant == REAL}) or [0]
         else:
             chosen_runs = [0]
-        scored = _score_all(chosen, chosen_runs, None if predictions is not None else source, predictions, label,
-                            report.graded)
-        for condition, per_metric in scored.items():
-            report.values[(label, condition)] = per_metric
+        scored = _score_all(chosen, chosen_runs, scorer, predictions, label, report.graded)
+        for condition_name, per_metric in scored.items():
+            report.values[(label, condition_name)] = per_metric
         role = "control" if label in control_set else "model"
         for kind, members in by_kind.items():
             report.rows.extend(_kind_rows(report, label, role, kind, members, scored))
@@ -628,7 +625,7 @@ def plot_report(report: Report, path: str | os.PathLike[str], metrics: Sequence[
     groups = [REAL, *kinds]
     figure, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.6), squeeze=False)
     width = 0.8 / max(1, len(report.models))
-    for axis, metric in zip(axes[0], metrics):
+    for axis, metric in zip(axes[0], metrics, strict=True):
         for index, label in enumerate(report.models):
             means, errors = [], []
             for group in groups:

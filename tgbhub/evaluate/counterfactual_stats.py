@@ -1,7 +1,7 @@
 """The statistics of the counterfactual TLP sanity check (TLPCF): mean ± Student-t CI, the gap test and a verdict.
 
 A model is scored on the real test split and on distorted copies of it (SHUFFLE, INTENSE), over n runs each. The
-paper's operational rule (TLPCF note §2.2) calls a drop *significant* when the two 95 % intervals do not overlap:
+paper's operational rule calls a drop *significant* when the two 95 % intervals do not overlap:
 ``delta = mean_d - mean_r < -(CI_r + CI_d)``. A second flag marks a drop larger than a margin ``epsilon`` (0.05 in
 the paper). :func:`compare` reports both, a two-sided Welch t-test p-value as an extra, and one verdict.
 
@@ -221,7 +221,7 @@ def compare_from_summary(mean_r: float, ci_r: float, mean_d: float, ci_d: float,
                          distortion_is_effective: bool = True) -> dict[str, Any]:
     """The counterfactual gap test on published numbers: real ``mean_r ± ci_r`` against distorted ``mean_d ± ci_d``.
 
-    Flags (TLPCF note §2.2), with ``delta = mean_d - mean_r`` and ``threshold = -(ci_r + ci_d)``:
+    Flags (docs/derived.md, "Verdicts"), with ``delta = mean_d - mean_r`` and ``threshold = -(ci_r + ci_d)``:
 
     - ``significant_drop``: ``delta < threshold``, the paper's rule (the two 95 % intervals do not overlap);
     - ``margin_drop``: ``delta < -epsilon``, the drop is larger than the paper's margin.
@@ -285,7 +285,7 @@ def compare(real: Any, distorted: Any, *, epsilon: float = 0.05, distortion_is_e
     """
     mean_r, ci_r, n_r = mean_ci95(_sample(real, "real"))
     mean_d, ci_d, n_d = mean_ci95(_sample(distorted, "distorted"))
-    out = {"n_real": n_r, "n_distorted": n_d}
+    out: dict[str, Any] = {"n_real": n_r, "n_distorted": n_d}
     out.update(compare_from_summary(mean_r, ci_r, mean_d, ci_d, epsilon,
                                     distortion_is_effective=distortion_is_effective))
     out["welch_p"] = welch_p(real, distorted)

@@ -1,7 +1,7 @@
-"""The generative evaluation of TLPCF (note §6.7): predicted future events scored against the real test split with
-ATD/ACD in both directions (:func:`generative_evaluation`), and the three reference points a generative model should
-be judged against (:func:`generative_baselines`: the SHUFFLE oracle, the INTENSE k=1 jittered oracle, and a replay
-of the validation window shifted to the test window).
+"""The generative evaluation of TLPCF (docs/derived.md, "Generative evaluation"): predicted future events scored
+against the real test split with ATD/ACD in both directions (:func:`generative_evaluation`), and the three
+reference points a generative model should be judged against (:func:`generative_baselines`: the SHUFFLE oracle, the
+INTENSE k=1 jittered oracle, and a replay of the validation window shifted to the test window).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ GENERATIVE_KEYS = ("atd", "acd", "atd_reverse", "acd_reverse", "atd_symmetric", 
 
 def generative_evaluation(real: Any, candidate: Any, *, fallback: str = "cap", clip_to_reference_window: bool = False,
                           directed: bool = True) -> dict[str, Any]:
-    """ATD/ACD of predicted events against ``real``'s test split (TLPCF note §6.7), per sample and summarised.
+    """ATD/ACD of predicted events against ``real``'s test split, per sample and summarised.
 
     ``candidate`` is a Parquet path or a mapping with ``src``, ``dst``, ``t`` and optionally ``sample_id`` (several
     generated samples: each is scored and the summary gives mean and CI95 over samples). For a symmetric dataset
@@ -85,7 +85,9 @@ def generative_evaluation(real: Any, candidate: Any, *, fallback: str = "cap", c
     reference = reference_events(real)
     samples = _candidate_events(candidate, bool(real.manifest.graph.get("symmetric")))
     options = {"fallback": fallback, "clip_to_reference_window": clip_to_reference_window, "directed": directed}
-    per_sample = {sid: generative_scores(reference, events, **options) for sid, events in samples.items()}
+    per_sample = {sid: generative_scores(reference, events, fallback=fallback, directed=directed,
+                                         clip_to_reference_window=clip_to_reference_window)
+                  for sid, events in samples.items()}
     summary = {}
     for key in GENERATIVE_KEYS:
         values = [float(s[key]) for s in per_sample.values() if math.isfinite(float(s[key]))]
@@ -107,8 +109,9 @@ def replay_validation(real: Any) -> dict[str, np.ndarray]:
         InvalidNameError: if the dataset lacks a ``val`` or ``test`` split.
     """
     val, test = reference_events(real, "val"), reference_events(real, "test")
-    if real.manifest.split_unit == "snapshot":
-        shift = float(real.splits["test"][0] - real.splits["val"][0])
+    snapshots = real.snapshot_splits
+    if snapshots is not None:  # discrete time: the boundary snapshots, even where a split starts empty
+        shift = float(snapshots["test"][0] - snapshots["val"][0])
     else:
         shift = float(test["t"].min() - val["t"].min())
     return {"src": val["src"], "dst": val["dst"], "t": val["t"] + shift}

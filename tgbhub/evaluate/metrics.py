@@ -403,7 +403,7 @@ def _event_stream(src: Any, dst: Any, t: Any, name: str) -> tuple[np.ndarray, np
     if any(a.ndim != 1 for a in arrays) or len({len(a) for a in arrays}) != 1:
         raise ScoreError(f"{name} needs 1-D src, dst and t of one length; got shapes "
                          f"{', '.join(str(a.shape) for a in arrays)}")
-    for column, array in zip(("src", "dst"), arrays[:2]):
+    for column, array in zip(("src", "dst"), arrays[:2], strict=True):
         # an empty list arrives as float64; with no ids there is nothing to misread
         if array.size and not np.issubdtype(array.dtype, np.integer):
             raise ScoreError(f"{name} {column} has dtype {array.dtype}; node ids must be integers. Map them to "
@@ -575,12 +575,12 @@ def atd(ref_src: Any, ref_dst: Any, ref_t: Any, cand_src: Any, cand_dst: Any, ca
     ``ATD = sum over (u, v, t) in E of min(|t - t'| for t' in E'_(u,v), fallback) / (T |E|)``, where
     ``T = max t - min t`` of the *reference* E. Conventions:
 
-    - ``fallback`` reads the paper's ill-posed "``∪ {T}``" candidate (TLPCF note §3.4): ``"cap"`` (default) takes
-      ``min(d, T)``, so every term is at most ``T`` and ATD lies in ``[0, 1]``; ``"horizon_end"`` adds a candidate
-      at ``t_end = max t`` of E; ``"error"`` (the authors' code) uses ``d`` alone and raises for a reference event
-      whose pair has no candidate event. ``fallback_count`` counts the events whose term came from the fallback
-      (strictly smaller than ``d``; ``d = inf`` for a pair missing from E'), ``missing_pair_count`` those with no
-      candidate of their pair at all.
+    - ``fallback`` reads the paper's ill-posed "``∪ {T}``" candidate (a duration used as a time): ``"cap"`` (default)
+      takes ``min(d, T)``, so every term is at most ``T`` and ATD lies in ``[0, 1]``; ``"horizon_end"`` adds a candidate
+      at ``t_end = max t`` of E; ``"error"`` (the authors' code) uses ``d`` alone and raises for a reference event whose
+      pair has no candidate event. ``fallback_count`` counts the events whose term came from the fallback (strictly
+      smaller than ``d``; ``d = inf`` for a pair missing from E'), ``missing_pair_count`` those with no candidate of
+      their pair at all.
     - Pairs are ordered (u -> v); ``directed=False`` treats (u, v) and (v, u) as one pair in both streams.
     - The sum runs over E only: candidate events of pairs absent from E cost nothing, and one candidate may serve
       every reference event of its pair (no matching).
@@ -653,7 +653,7 @@ def _stream_arg(stream: Any, name: str) -> tuple[Any, Any, Any]:
 
 def generative_scores(reference: Any, candidate: Any, *, fallback: str = "cap", directed: bool = True,
                       clip_to_reference_window: bool = False) -> dict[str, Any]:
-    """ATD and ACD of a generated event set against the real one, both ways (TLPCF note §6.7).
+    """ATD and ACD of a generated event set against the real one, both ways (docs/derived.md, "Generative evaluation").
 
     ``reference`` (E, the real test split) and ``candidate`` (Ê, the predicted events) are mappings with ``src``,
     ``dst``, ``t`` or ``(src, dst, t)`` tuples. Reported:

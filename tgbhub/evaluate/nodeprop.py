@@ -186,7 +186,7 @@ class NodePropertyEvaluator(TaskEvaluator):
         times, starts = np.unique(t, return_index=True)
         bounds = [*starts.tolist(), len(t)]
         per_t = np.array([float(np.mean(ndcg_rows(labels["label"][lo + a:lo + b], scores[a:b], self.k)))
-                          for a, b in zip(bounds[:-1], bounds[1:])])
+                          for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
         extra: dict[str, Any] = {"num_label_timestamps": int(len(times)), "num_rows": int(len(t)), "k": self.k,
                                  "protocol": {"ndcg_mode": mode, "visible_edges": NDCG_MODES[mode]}}
         if detail:

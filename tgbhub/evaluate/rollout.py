@@ -27,12 +27,12 @@ in raw units is still graded (VPT about 0), but :class:`~tgbhub.errors.Submissio
 Non-finite values: a rollout has no sensible fill value (any constant in place of a diverged step may look accurate
 for a while and inflate VPT), so a NaN/inf is refused naming the trajectory (IC) and the step where it first appears.
 
-VPT (spec section 4.5): ``NRMSE(t) = sqrt(mean_i (yhat_ti - y_ti)^2) / (std(y) + 1e-8)`` with ``std(y)`` one
-population std over the whole true continuation of the IC; VPT is the first 0-based ``t`` with ``NRMSE(t) > 1``,
-or the number of predicted steps if that never happens. ``vpt`` and ``vpt_std`` are the mean and population std
-over the split's ICs.
+VPT (docs/chaosnet.md, "Evaluation"): ``NRMSE(t) = sqrt(mean_i (yhat_ti - y_ti)^2) / (std(y) + 1e-8)`` with ``std(y)``
+one population std over the whole true continuation of the IC; VPT is the first 0-based ``t`` with ``NRMSE(t) > 1``, or
+the number of predicted steps if that never happens. ``vpt`` and ``vpt_std`` are the mean and population std over the
+split's ICs.
 
-VPT in Lyapunov times (spec section 3.3; dysts' convention ``VPT x dt x lambda_max`` with ``dt`` one step of the
+VPT in Lyapunov times (dysts' convention ``VPT x dt x lambda_max`` with ``dt`` one step of the
 map): ``vpt_lyapunov`` is the mean over the split's ICs of ``VPT_steps(ic) x lambda_max(ic)``, each IC's own largest
 Lyapunov exponent per step (the dataset's ``indicators["lambda_max"]``, Benettin over the recorded steps), as dysts
 scales each trajectory by its own exponent. It is reported only when every graded IC has a finite exponent (the
@@ -229,9 +229,9 @@ class RolloutEvaluator(TaskEvaluator):
                                   "Write the 2N variables of the step, in the blocked order q_1..q_N, p_1..p_N")
         slots = (ic - lo) * steps + (t - self.context)
         unique_ids("ic", slots, (hi - lo) * steps, lambda s: f"ic={lo + s // steps}, t={self.context + s % steps}")
-        rollouts = np.empty(((hi - lo) * steps, width), dtype=np.float64)
-        rollouts[slots] = values.values.reshape(-1, width)
-        rollouts = rollouts.reshape(hi - lo, steps, width)
+        flat = np.empty(((hi - lo) * steps, width), dtype=np.float64)
+        flat[slots] = values.values.reshape(-1, width)
+        rollouts = flat.reshape(hi - lo, steps, width)
         self._check_finite(rollouts, slots, lo)
         return rollouts
 

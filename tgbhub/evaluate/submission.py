@@ -34,7 +34,6 @@ import pyarrow.parquet as pq
 
 from tgbhub.errors import ManifestError, SubmissionError
 
-
 #: the fix a NaN/inf gets when an evaluator names none of its own
 GENERIC_NON_FINITE_FIX = "Replace NaN/inf before writing; every value the task grades must be a finite number"
 #: names pandas gives an unnamed index level when it writes it as a column
@@ -140,10 +139,11 @@ def _numeric(name: str, column: pa.ChunkedArray, kind: str, declared: str,
                               f"Cast it, e.g. df[{name!r}] = df[{name!r}].astype({declared!r})")
     values = column.to_numpy()
     if kind == "float":
-        bad = ~np.isfinite(values) if pa.types.is_floating(type_) and non_finite_fix is not None else None
-        if bad is not None and bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise SubmissionError(name, row, f"holds {values[row]!r}; every value must be finite", non_finite_fix)
+        if pa.types.is_floating(type_) and non_finite_fix is not None:
+            bad = ~np.isfinite(values)
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise SubmissionError(name, row, f"holds {values[row]!r}; every value must be finite", non_finite_fix)
         return values
     return values.astype(np.int64, copy=False)
 

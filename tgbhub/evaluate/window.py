@@ -5,7 +5,7 @@ Submission: one row per query of the split (a scored event, ``query`` = its posi
 order is free; the window id is checked against the task's negatives file, so a submission built with another
 horizon or anchor is refused rather than graded against the wrong windows.
 
-Reported (spec ``linkforecast.md`` §2.4 and §6.3): ``auc`` and ``ap``, the mean over the split's non-empty windows
+Reported (docs/forecasting.md, "Metrics"): ``auc`` and ``ap``, the mean over the split's non-empty windows
 (each time period weighs equally: the paper's numbers); ``auc_pooled``/``ap_pooled`` over all queries at once
 (DyGLib's later "global" metrics); counts of windows, empty windows and queries; the horizon. ``detail=True`` adds
 the per-window table (``window, t_start, t_end, n_pos, auc, ap``), the data behind the paper's Fig. 5.

@@ -1,10 +1,10 @@
-"""Diagnostics of batch-based evaluation vs time windows (spec ``linkforecast.md`` §1.3, §1.4; pure, no I/O).
+"""Diagnostics of batch-based evaluation vs time windows (docs/forecasting.md, "Diagnostics"; pure, no I/O).
 
 Fixed-size batches of ``b`` events lose information (events of different times in one batch, problem a), leak it
 (one timestamp spread over several batches, problem b) and cover varying durations (problem c); windows of a fixed
 horizon do not. This module measures all three on an event stream, the way the paper does (normalised mutual
 information of timestamp and batch id, Fig. 2 and Table 2; of batch id and window id, Table 3; ``|E_t|`` and
-``T/m``, Table 1) and with the direct counts the spec proposes (§1.4), and composes them into one JSON-ready
+``T/m``, Table 1) and with direct counts of our own (the paper defines none), and composes them into one JSON-ready
 :func:`report` per dataset. :func:`plot_report` draws it (needs matplotlib: ``pip install 'tgbhub[plot]'``).
 
 Conventions: logarithms are natural; every mean and standard deviation is the population one (``ddof=0``); a
@@ -15,6 +15,7 @@ so a report holds no NaN and serialises as strict JSON.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -24,9 +25,16 @@ from typing import Any
 import numpy as np
 
 from tgbhub.errors import InvalidNameError, MissingExtraError
+from tgbhub.forecasting.windows import (
+    DEFAULT_BATCH_SIZE,
+    Events,
+    WindowIndex,
+    check_horizon,
+    events,
+    suggest_horizon,
+    window_index,
+)
 from tgbhub.manifest import require_kind
-from tgbhub.forecasting.windows import (DEFAULT_BATCH_SIZE, Events, WindowIndex, check_horizon, events,
-                                        suggest_horizon, window_index)
 
 #: batch sizes Table 2's "max over b" is taken over by default (plus the chosen b and the mean ``|E_t|``)
 DEFAULT_BATCH_GRID = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000)
@@ -192,14 +200,14 @@ def _batch_size(b: Any) -> int:
 
 def batch_measures(t: Any, b: int) -> dict[str, Any]:
     """Information loss, leakage and duration measures of cutting the time-sorted times ``t`` into batches of
-    ``b`` consecutive events (the last may be shorter), spec §1.3 item 1 and §1.4:
+    ``b`` consecutive events (the last may be shorter):
 
     * ``nmi_time_batch``: NMI(timestamp, batch id) (Fig. 2);
     * ``multi_ts_batch_frac``: share of batches holding ≥ 2 distinct timestamps (problem a);
     * ``split_ts_frac``: share of distinct timestamps whose events fall into ≥ 2 batches (problem b);
     * ``leak_edge_frac`` (``leak_edges``): share (number) of events with an event of the same timestamp in an
       *earlier* batch, i.e. those whose prediction can use leaked same-time information;
-    * ``batch_duration_mean/std/cv``: batch durations ``t[b*(i+1)] - t[b*i]``, the spec's ``t_{b(i+1)} - t_{b·i}``
+    * ``batch_duration_mean/std/cv``: batch durations ``t[b*(i+1)] - t[b*i]``, the paper's ``t_{b(i+1)} - t_{b·i}``
       read with 0-based positions: the time from batch ``i``'s first event to the next batch's first event, so
       one duration per batch that has a successor (``None`` with a single batch; the CV is ``None`` at mean 0).
 
@@ -268,7 +276,7 @@ def window_ids(windows: WindowIndex | Any, m: int) -> tuple[np.ndarray, np.ndarr
 
 
 def window_measures(t: Any, windows: WindowIndex | Any) -> dict[str, Any]:
-    """Measures of the windows holding the events with times ``t`` (spec §1.3 items 1 and 7, Table 3):
+    """Measures of the windows holding the events with times ``t`` (the paper's Table 3 and Figs. 12-13):
     ``nmi_time_window`` (NMI(timestamp, window id); 1 when each window is one distinct timestamp), the number of
     ``windows`` and of ``empty_windows``, events per window ``size_mean``/``size_std``/``window_size_cv`` over all
     windows (empty ones included: every window spans the same time, as in Table 3), ``size_mean_nonempty``/
@@ -476,6 +484,38 @@ def _curve_rows(curve: Sequence[Mapping[str, Any]], per_row: int = 6) -> list[tu
 
 def _mean_std(values: Mapping[str, Any], mean: str, std: str) -> str:
     return f"{_fmt(values[mean], 2)} ± {_fmt(values[std], 2)}"
+
+
+def write_report(result: Mapping[str, Any], name: str, out: str | os.PathLike[str] | None = None
+                 ) -> tuple[dict[str, Path], str | None]:
+    """Write a :func:`report` of dataset ``name`` as ``forecast-stats-FAMILY-NAME.json`` and its figure
+    (:func:`plot_report`) into ``out``.
+
+    Args:
+        result: the report.
+        name: the dataset it describes, ``family/name[@version]``.
+        out: the folder (created if missing; default ``./forecast-stats-FAMILY-NAME``).
+
+    Returns:
+        The files written by kind (``json``, ``plot``), and why the figure was skipped (matplotlib missing) or
+        ``None``.
+
+    Raises:
+        OSError: if the folder or a file cannot be written.
+    """
+    from tgbhub.cache import write_text_atomic
+    from tgbhub.config import output_folder
+
+    stem = output_folder("forecast-stats", name).name
+    folder = Path(out) if out is not None else Path(stem)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = {"json": folder / f"{stem}.json"}
+    write_text_atomic(written["json"], json.dumps(result, indent=1, allow_nan=False) + "\n")
+    try:
+        written["plot"] = plot_report(result, folder / f"{stem}.png")
+    except MissingExtraError as exc:
+        return written, str(exc)
+    return written, None
 
 
 def plot_report(result: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:

@@ -1,4 +1,5 @@
-"""PyTorch Geometric views of a temporal graph, and the window loader of the paper's PyG branch (spec §5.2).
+"""PyTorch Geometric views of a temporal graph, and the window loader of the paper's PyG branch
+(``M-Lampert/pytorch_geometric@snapshot-loader``).
 
 * :func:`to_temporal_data` turns a dataset (or one split) into a ``torch_geometric.data.TemporalData`` event stream.
 * :class:`SnapshotLoader` cuts a PyG ``Data`` (edge-level ``time``) or ``TemporalData`` (``t``) into time windows of
@@ -101,9 +102,7 @@ def _edge_features(dataset: Any, split: str | None, n: int, torch: Any) -> Any:
                             "column; upgrade tgbhub, or build msg yourself from dataset.columns.")
     lo, hi = 0, len(features)
     if split is not None:
-        start, stop = dataset.splits[split]
-        lo, hi = (start, stop) if dataset.manifest.split_unit == "row" else (
-            int(i) for i in np.searchsorted(dataset.t, [start, stop]))
+        lo, hi = dataset.splits[split]  # rows, on every dataset
     return torch.from_numpy(np.array(features[lo:hi], dtype=np.float32).reshape(hi - lo, -1))
 
 
@@ -199,7 +198,7 @@ def _edge_keys(data: Any, torch: Any, pyg: Any) -> tuple[str, list[tuple[str, in
     attr = "t" if temporal else "time"
     time = data[attr] if attr in data else None
     n = len(time) if isinstance(time, torch.Tensor) and time.dim() == 1 else -1
-    if n < 0 or time.dtype == torch.bool or time.is_complex() or (not temporal and n != data.num_edges):
+    if time is None or n < 0 or time.dtype == torch.bool or time.is_complex() or (not temporal and n != data.num_edges):
         raise InvalidNameError(f"{type(data).__name__} needs an edge-level time attribute {attr!r}: a 1-D tensor "
                                f"of real numbers with one entry per edge; set data.{attr} before cutting windows")
     if temporal:
@@ -237,7 +236,7 @@ def _identity(item: Any) -> Any:
 def _define_snapshot_loader(torch: Any) -> type:
     """Define :class:`SnapshotLoader` over ``torch.utils.data.DataLoader`` (called once, on first access)."""
 
-    class SnapshotLoader(torch.utils.data.DataLoader):  # type: ignore[name-defined,misc]
+    class SnapshotLoader(torch.utils.data.DataLoader):
         """Yields the snapshot of every time window of ``data``, in time order, empty windows included.
 
         ``data`` is a PyG ``Data`` with an edge-level ``time`` or a ``TemporalData`` (``t``); it is sorted by time
@@ -289,4 +288,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__: Sequence[str] = ("SnapshotLoader", "SnapshotWindows", "to_temporal_data")
+# SnapshotLoader is defined by the module __getattr__ above (PEP 562), which ruff does not follow
+__all__: Sequence[str] = ("SnapshotLoader", "SnapshotWindows", "to_temporal_data")  # noqa: F822

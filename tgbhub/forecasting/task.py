@@ -40,7 +40,7 @@ def graded_splits(manifest: Manifest) -> list[str]:
 
 
 def horizon_of(ev: Events) -> dict[str, Any]:
-    """The task's horizon block: the paper's choice (spec §2.2) and the window convention."""
+    """The task's horizon block: the paper's choice (docs/forecasting.md, "Horizon") and the window convention."""
     return {**suggest_horizon(ev), "anchor": "split-start",
             "interval": "window i of a split is [t0 + i*h, t0 + (i+1)*h), t0 = the split's first snapshot (or "
                         "floor of its first time); empty windows keep their id and are not graded"}

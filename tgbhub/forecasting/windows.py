@@ -1,9 +1,9 @@
 """Time windows and fixed-size batches over a temporal graph's event list (pure functions, no I/O).
 
-Link forecasting (Lampert et al., spec ``linkforecast.md`` §2) scores every event of a time window at once, given
-only the events before the window starts. This module decides which events a task scores and how they fall into
-windows and batches; the views, the negatives generator, the evaluator and the baselines all use it, so they cannot
-disagree about a window's edges.
+Link forecasting (Lampert et al., *From Link Prediction to Forecasting*; docs/forecasting.md) scores every event of a
+time window at once, given only the events before the window starts. This module decides which events a task scores and
+how they fall into windows and batches; the views, the negatives generator, the evaluator and the baselines all use it,
+so they cannot disagree about a window's edges.
 
 Events
 ------
@@ -11,8 +11,8 @@ A task scores *events*: every stored row of a directed graph; for a ``symmetric`
 in both directions, as T-GRAB does) the rows with ``src <= dst``, one per undirected edge, so an edge is never
 scored twice. Rows are sorted by time, so events are too, and a split is a contiguous range of events.
 
-Windows (the convention we store, spec §2.1 and §8.1)
------------------------------------------------------
+Windows (the convention we store)
+---------------------------------
 Window ``i`` of a split is the half-open interval ``[t0 + i*h, t0 + (i+1)*h)`` of horizon ``h``, anchored at the
 split's start ``t0``: the split's first snapshot for a split counted in snapshots (so leading empty snapshots are
 windows too), else ``floor(min t)`` of its events (DyGLib's anchor). The boundaries ``t0 + i*h`` are computed once,
@@ -36,7 +36,7 @@ from tgbhub.errors import InvalidNameError
 
 #: the batch size the paper's "matched" horizons are derived from (DyGLib's default)
 DEFAULT_BATCH_SIZE = 200
-#: durations a matched horizon is rounded to, in seconds (spec §2.2: 3 400 s -> 1 h, 800 s -> 15 min, ...)
+#: durations a matched horizon is rounded to, in seconds (as the paper's: 3 400 s -> 1 h, 800 s -> 15 min, ...)
 _NICE_SECONDS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 5400, 7200, 10800, 14400, 21600,
                  28800, 43200, 57600, 86400, 172800, 259200, 345600, 432000, 604800, 1209600, 2592000, 7776000,
                  15552000, 31536000)
@@ -148,7 +148,7 @@ class WindowIndex:
         return np.searchsorted(self.hi, np.asarray(positions, dtype=np.int64), side="right")
 
     def table(self) -> dict[str, np.ndarray]:
-        """``window, t_start, t_end, lo, hi, n`` as columns (spec §6.1.5's window index)."""
+        """``window, t_start, t_end, lo, hi, n`` as columns (the window index a task stores)."""
         return {"window": np.arange(len(self), dtype=np.int64), "t_start": self.t_start, "t_end": self.t_end,
                 "lo": self.lo, "hi": self.hi, "n": self.sizes}
 
@@ -222,14 +222,14 @@ def batch_index(ev: Events, split: str, batch_size: int) -> WindowIndex:
 
 
 def nice_duration(seconds: float) -> int:
-    """The duration of :data:`_NICE_SECONDS` closest to ``seconds`` on a log scale (spec §2.2's rounding)."""
+    """The duration of :data:`_NICE_SECONDS` closest to ``seconds`` on a log scale (the paper's rounding)."""
     return min(_NICE_SECONDS, key=lambda nice: abs(math.log(nice) - math.log(max(seconds, 1e-9))))
 
 
 def suggest_horizon(ev: Events, batch_size: int = DEFAULT_BATCH_SIZE) -> dict[str, Any]:
-    """The horizon the paper would pick (spec §2.2): one snapshot for discrete time (and for float times counted in
-    snapshots, e.g. a distorted variant of a snapshot dataset); for continuous time the "matched" ``nice(b * T / m)``
-    (windows holding about ``b`` events on average over the whole dataset).
+    """The horizon the paper would pick (docs/forecasting.md, "Horizon"): one snapshot for discrete time (and for
+    float times counted in snapshots, e.g. a distorted variant of a snapshot dataset); for continuous time the
+    "matched" ``nice(b * T / m)`` (windows holding about ``b`` events on average over the whole dataset).
 
     Returns ``{"value", "unit", "rule"}``.
     """

@@ -69,7 +69,7 @@ class GitTarget:
 
     def remote_tree(self, repo: Path, rev: str) -> dict[str, tuple[str | None, str]]:
         """``path -> (lfs sha256 or None, blob id)`` of every file at ``rev``."""
-        listing = {}
+        listing: dict[str, tuple[str | None, str]] = {}
         for line in self._git(repo, "ls-tree", "-r", "--full-tree", rev).splitlines():
             meta, path = line.split("\t", 1)
             listing[path] = (None, meta.split()[2])
@@ -105,7 +105,7 @@ class GitTarget:
                 # one git process hashes and stores every blob
                 blobs = self._git(repo, "hash-object", "-w", "--stdin-paths",
                                   stdin="\n".join(sources) + "\n").split()
-                entries = [f"100644 {blob}\t{f.path}" for blob, f in zip(blobs, files)]
+                entries = [f"100644 {blob}\t{f.path}" for blob, f in zip(blobs, files, strict=True)]
                 self._git(repo, "update-index", "--add", "--index-info", stdin="\n".join(entries) + "\n", env=env)
             return self._git(repo, "write-tree", env=env)
 

@@ -21,8 +21,20 @@ from pathlib import Path
 from typing import Protocol
 
 from tgbhub.errors import PublishError, VersionConflictError
-from tgbhub.hub.layout import (CARD, CROISSANT, GITATTRIBUTES, METADATA_DIFFERS, DatasetRelease, Published,
-                               RepoFile, RepoPlan, dataset_card, differences, gitattributes, in_folder)
+from tgbhub.hub.layout import (
+    CARD,
+    CROISSANT,
+    GITATTRIBUTES,
+    METADATA_DIFFERS,
+    DatasetRelease,
+    Published,
+    RepoFile,
+    RepoPlan,
+    dataset_card,
+    differences,
+    gitattributes,
+    in_folder,
+)
 from tgbhub.manifest import Manifest, parse_manifest, same_data
 
 
@@ -141,7 +153,8 @@ def _manifest(session: RepoSession, commit: str, path: str) -> Manifest:
         return parse_manifest(json.loads(data))
     except ValueError as exc:  # ManifestError and JSON errors are ValueErrors
         raise PublishError(f"the repo's {path} at {commit[:12]} is not a valid tgbhub manifest ({exc}); the card "
-                           "cannot list it. Restore that file from the dataset's manifest, then publish again.") from exc
+                           "cannot list it. Restore that file from the dataset's manifest, then publish "
+                           "again.") from exc
 
 
 def _in_memory(path: str, data: bytes) -> RepoFile:

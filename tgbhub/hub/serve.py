@@ -107,7 +107,7 @@ class LocalHub:
 def start_local_hub(root: str | os.PathLike[str], port: int = 0, host: str = "127.0.0.1",
                     ready_timeout: float = 60.0, state_dir: str | os.PathLike[str] | None = None, *,
                     allow_empty: bool = False, site: str | os.PathLike[str] | None = None) -> LocalHub:
-    """Serve the repos under ``root`` (``root/datasets/<org>/<name>``, as ``tgbhub publish --to git:ROOT`` writes).
+    """Serve the repos under ``root`` (``root/datasets/<org>/<name>``, as ``tgbhub publish --hub git:ROOT`` writes).
 
     ``port=0`` picks a free port. Nothing is written into ``root``: olah's config and log go to ``state_dir``, by
     default :func:`default_state_dir` (the user's state folder, one subfolder per served root). ``allow_empty``
@@ -178,7 +178,7 @@ def checked_hub_root(root: Path, allow_empty: bool = False) -> Path:
     """``root`` resolved, if it is a hub root: a folder holding at least one git repo at ``<kind>/<org>/<name>``
     (or, with ``allow_empty``, an existing empty folder).
 
-    Serving anything else would answer "not found" to every request (and used to write olah's state into it).
+    Serving anything else would answer "not found" to every request (and olah would write its state into it).
 
     Raises:
         HubServerError: naming the path, why it is not a hub root, and the command that makes one.
@@ -193,7 +193,7 @@ def checked_hub_root(root: Path, allow_empty: bool = False) -> Path:
     else:
         # suggest publishing into the path itself only where that is sensible: not into a file, nor /etc
         target = str(resolved) if not resolved.exists() or _is_empty_folder(resolved) else "DIR"
-        fix = (f"make one with: tgbhub publish FAMILY --version VERSION --to git:{target} (e.g. FAMILY t-grab, "
+        fix = (f"make one with: tgbhub publish FAMILY --version VERSION --hub git:{target} (e.g. FAMILY t-grab, "
                f"VERSION 1.0.0), then: tgbhub hub serve {target}")
     raise HubServerError(f"{resolved} is not a hub root: {why}; {fix}")
 
@@ -222,7 +222,7 @@ def _is_empty_folder(path: Path) -> bool:
 
 def _repo_candidates(root: Path) -> list[Path]:
     """The folders at ``root/<kind>/<org>/<name>``: where olah's mirror mode looks for repos."""
-    found = []
+    found: list[Path] = []
     for kind in _REPO_KINDS:
         if not (root / kind).is_dir():
             continue
@@ -233,7 +233,7 @@ def _repo_candidates(root: Path) -> list[Path]:
 
 
 def _is_git_repo(path: Path) -> bool:
-    # a work tree (what publish --to git: writes) or a bare repo (olah serves both)
+    # a work tree (what publish --hub git: writes) or a bare repo (olah serves both)
     return (path / ".git").is_dir() or ((path / "HEAD").is_file() and (path / "objects").is_dir())
 
 

@@ -25,10 +25,16 @@ from typing import Any
 import numpy as np
 
 from tgbhub.errors import DatasetNotFoundError, GenerationError, InvalidNameError, VersionNotFoundError
+from tgbhub.local.gateway import (
+    Parent,
+    build_and_install,
+    canonical_variant_name,
+    check_transform_applies,
+    parse_variant_name,
+    variant_builder,
+)
 from tgbhub.manifest import Manifest
 from tgbhub.registry import Registry, parse_reference
-from tgbhub.local.gateway import (Parent, build_and_install, canonical_variant_name, check_transform_applies,
-                                  parse_variant_name, variant_builder)
 
 
 def variant_on_request(text: str, version: str | None, registry: Registry, root: Path, opener: Any,

@@ -1,7 +1,7 @@
 """``tgbhub doctor``: what this machine is, as far as bit-exact rebuilds are concerned, and whether each family's
 newest datasets would rebuild here (their preflight checks, which take well under a second and build nothing).
 
-What matters for reproducibility (architecture section 11): the C library's ``sin``/``cos``/``log`` (ChaosNet's
+What matters for reproducibility (docs/determinism.md): the C library's ``sin``/``cos``/``log`` (ChaosNet's
 published values are glibc's FMA build on x86-64), the library versions behind the file bytes (which only change
 the sha256 of a rebuild, never its content digest), and, for ChaosNet 1.0.0 only, the OpenBLAS kernel.
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from tgbhub.errors import TgbhubError
-from tgbhub.registry import Registry, natural_key, parse_reference
 from tgbhub.local.gateway import BuildSource
+from tgbhub.registry import Registry, natural_key, parse_reference
 
 PACKAGES = ("tgbhub", "numpy", "numba", "llvmlite", "h5py", "pyarrow", "huggingface-hub")
 

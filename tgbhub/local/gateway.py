@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from tgbhub.cache import Fetched, entry_lock, install_locked, stored_manifest_path, write_text_atomic
 from tgbhub.errors import GenerationError, IntegrityError, SourceWarning
 from tgbhub.hashing import file_sha256
-from tgbhub.manifest import Manifest, parse_manifest, read_manifest
+from tgbhub.manifest import Manifest, Recipe, parse_manifest, read_manifest
 
 #: ``build(staging)`` of a dataset built on request: write its files into ``staging`` and return its manifest
 #: document (the generator's, byte for byte what a catalogue would ship) and what it wrote
@@ -67,10 +67,7 @@ class BuildSource:
         """
         from generators.build import preflight
 
-        if manifest.recipe is None:
-            raise GenerationError(f"{manifest.name}@{manifest.version} has no recipe, so it cannot be built locally; "
-                                  "fetch it from a hub or mirror")
-        preflight(manifest.recipe)
+        preflight(_recipe(manifest))
 
     def fetch(self, manifest: Manifest, staging: Path) -> Fetched:
         """Generate the dataset and write its artifacts into ``staging``.
@@ -78,16 +75,29 @@ class BuildSource:
         Raises:
             GenerationError: if this tgbhub lacks the recipe's generator or generator version, the family's
                 preflight finds this machine cannot reproduce the published values (before building), or a derived
-                dataset's parent was not handed over.
+                dataset's parent was not handed over, or the manifest has no recipe.
         """
         from generators.build import Inputs, rebuild  # heavy: numba kernels load on use
 
+        recipe = _recipe(manifest)
         parent = manifest.derived_from
         if parent is not None and parent not in self.parents:
             raise GenerationError(f"{manifest.name}@{manifest.version} is derived from {parent}, which was not "
                                   "loaded first; build it through tgbhub.load_dataset, which verifies the parent")
-        built = rebuild(manifest.recipe, staging, Inputs(parents=self.parents, cache_root=self.cache_root))
+        built = rebuild(recipe, staging, Inputs(parents=self.parents, cache_root=self.cache_root))
         return Fetched(files=built.files, columns=built.columns, rebuilt=True)
+
+
+def _recipe(manifest: Manifest) -> Recipe:
+    """The recipe ``manifest`` is built from.
+
+    Raises:
+        GenerationError: if it has none (it cannot be built locally).
+    """
+    if manifest.recipe is None:
+        raise GenerationError(f"{manifest.name}@{manifest.version} has no recipe, so it cannot be built locally; "
+                              "fetch it from a hub or mirror")
+    return manifest.recipe
 
 
 def build_and_install(root: Path, name: str, version: str, build: OnRequest, *, stored: Path | None = None,
@@ -200,6 +210,21 @@ def canonical_variant_name(base: str, kind: str, params: Mapping[str, Any], seed
     return variant_name(base, kind, params, seed)
 
 
+def variant_names(base: str, kinds: Sequence[str] | None = None, seeds: Sequence[int] | None = None) -> list[str]:
+    """The canonical names of ``base``'s variants of each kind, written as in a variant's name (``shuffle``,
+    ``intense-k5``; default the published kinds), and each seed (default the published seeds): in kind order, then by
+    seed.
+
+    Raises:
+        InvalidNameError: for a kind not written ``KIND[-PARAMVALUE...]``, or not canonically (naming the canonical
+            spelling).
+        GenerationError: for an unknown transform, a missing, non-int or out-of-range parameter, or a bad seed.
+    """
+    from generators.tlpcf.catalogue import variant_names as names
+
+    return names(base, kinds, seeds)
+
+
 def check_transform_applies(kind: str, parent: Manifest) -> None:
     """Refuse, before any work, a transform on a dataset of a kind it does not rewrite.
 
@@ -276,7 +301,7 @@ def task_builder(manifest: Manifest, columns: Mapping[str, Mapping[str, Any]], s
 
 
 def importer_names() -> list[str]:
-    """Every registered importer (the SOURCE choices of ``tgbhub import SOURCE NAME``)."""
+    """Every registered importer (each converts one family's releases: ``tgbhub import FAMILY/NAME``)."""
     from generators.importers import names
 
     return names()

@@ -1,4 +1,4 @@
-"""``tgbhub import SOURCE NAME [--from PATH_OR_URL]``: a benchmark's release of a dataset, converted, verified and
+"""``tgbhub import FAMILY/NAME [--from PATH_OR_URL]``: a benchmark's release of a dataset, converted, verified and
 cached. The importers (TGB first) are plug-ins (:mod:`generators.importers`, reached through
 :mod:`tgbhub.local.gateway`); what is here is the same for every one of them.
 
@@ -20,19 +20,20 @@ this way when given ``--manifests``); nothing is trusted that the cache has not 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from tgbhub.config import cache_root, offline_mode
 from tgbhub.cache import Fetched, stored_manifest_path, write_text_atomic
-from tgbhub.errors import DatasetNotFoundError, FetchError
+from tgbhub.config import cache_root, offline_mode
+from tgbhub.errors import DatasetNotFoundError, FetchError, InvalidNameError
 from tgbhub.hashing import file_sha256
+from tgbhub.local.gateway import build_and_install, importer_names, importer_plugin, kept_release
 from tgbhub.manifest import Manifest, read_manifest
 from tgbhub.progress import Steps, byte_bar, counter
-from tgbhub.local.gateway import build_and_install, importer_names, importer_plugin, kept_release
 
 _CHUNK = 1 << 20
 
@@ -82,6 +83,7 @@ def import_dataset(importer: str, name: str, source: str | os.PathLike[str] | No
             steps.step("converted and checked")
             return converted.document, Fetched(files=converted.files, columns=converted.columns, rebuilt=True)
 
+        manifest: Manifest  # build_and_install's default load and parse give the dataset manifest
         manifest, _ = build_and_install(root, f"{plugin.family}/{item.name}", plugin.version(item), build,
                                         reuse=False)
         steps.step("verified and installed")
@@ -92,6 +94,45 @@ def import_dataset(importer: str, name: str, source: str | os.PathLike[str] | No
         text = stored_manifest_path(root, manifest.name, manifest.version).read_text(encoding="utf-8")
         write_text_atomic(Path(manifests) / family / short / f"{manifest.version}.json", text)
     return manifest
+
+
+def importer_for(name: str) -> str:
+    """The importer whose family ``name`` (``family/name``) belongs to: ``importer_for("tgb/tgbl-wiki")`` is
+    ``"tgb"``.
+
+    Raises:
+        InvalidNameError: for a name without a family, or a family no importer converts (naming those that do).
+    """
+    family, sep, short = name.partition("/")
+    found = {importer_plugin(importer).family: importer for importer in importer_names()}
+    if sep and family in found:
+        return found[family]
+    example = f"{next(iter(found), 'tgb')}/{short or family}"
+    raise InvalidNameError(f"{name!r} is not a dataset of an importer's family: write FAMILY/NAME with FAMILY one of "
+                           f"{', '.join(sorted(found))}, e.g. `tgbhub import {example}`")
+
+
+def read_expected_stats(path: str | os.PathLike[str] | None) -> dict[str, Any] | None:
+    """The statistics a modified release is checked against (``expected_stats`` of :func:`import_dataset`), read
+    from a JSON object file; ``None`` for no file.
+
+    Raises:
+        InvalidNameError: if the file is missing, not JSON, or not an object of statistics.
+    """
+    if path is None:
+        return None
+    where, example = f"--expected-stats {os.fspath(path)!r}", "{\"num_edges\": 157474, \"num_nodes\": 9227}"
+    try:
+        stats = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InvalidNameError(f"{where}: cannot read it ({exc.strerror}); pass a JSON file, e.g. {example}") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidNameError(f"{where} is not JSON ({exc.msg} at line {exc.lineno}); write an object of statistics, "
+                               f"e.g. {example}") from None
+    if not isinstance(stats, dict) or not stats:
+        found = "an empty object" if stats == {} else f"a JSON {type(stats).__name__}"
+        raise InvalidNameError(f"{where} holds {found}, not an object of statistics; write e.g. {example}")
+    return stats
 
 
 def import_tgb(name: str, source: str | os.PathLike[str] | None = None, **options: Any) -> Manifest:
@@ -107,7 +148,8 @@ def obtain_release(importer: str, item: Any, source: str | os.PathLike[str] | No
         FetchError: if ``source`` does not exist, holds no file of that name, or a download fails or is refused
             offline (naming the URL and the folder to put the file in).
     """
-    release = importer_plugin(importer).release(item)
+    plugin = importer_plugin(importer)
+    release = plugin.release(item)
     kept = kept_release(root, importer, release.file_name)
     text = os.fspath(source) if source is not None else None
     if text is not None and not text.startswith(("http://", "https://")):
@@ -121,7 +163,7 @@ def obtain_release(importer: str, item: Any, source: str | os.PathLike[str] | No
     if text is None and kept.is_file():
         return kept
     url = text or release.url
-    advice = f"download {release.url} yourself and run `tgbhub import {importer} {item.name} --from PATH`"
+    advice = f"download {release.url} yourself and run `tgbhub import {plugin.family}/{item.name} --from PATH`"
     if offline:
         raise FetchError(url, release.file_name, "offline mode is on, so nothing is downloaded",
                          f"{advice[0].upper()}{advice[1:]}, or put the file at {kept}")
@@ -199,10 +241,11 @@ def import_advice(name: str) -> str | None:
         except DatasetNotFoundError as unknown:  # suggest the catalogue's names, in this project's spelling
             raise DatasetNotFoundError(name, [f"{family}/{s}" for s in unknown.suggestions]) from unknown
         release = plugin.release(item)
-        return (f"{name} is {importer}'s {item.name}, which is imported, not bundled: run `tgbhub import {importer} "
-                f"{item.name}` (downloads {release.url}), or download it yourself and run `tgbhub import {importer} "
-                f"{item.name} --from PATH`")
+        return (f"{name} is {importer}'s {item.name}, which is imported, not bundled: run `tgbhub import "
+                f"{family}/{item.name}` (downloads {release.url}), or download it yourself and run `tgbhub import "
+                f"{family}/{item.name} --from PATH`")
     return None
 
 
-__all__ = ["download", "import_advice", "import_dataset", "import_tgb", "load_imported", "obtain_release"]
+__all__ = ["download", "import_advice", "import_dataset", "import_tgb", "importer_for", "load_imported",
+           "obtain_release", "read_expected_stats"]

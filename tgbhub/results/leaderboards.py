@@ -1,17 +1,17 @@
-"""Leaderboards on a hub (issue 23): the maintainer's ``tgbhub leaderboard update`` and the reader's
+"""Leaderboards on a hub: the maintainer's ``tgbhub leaderboard update`` and the reader's
 ``tgbhub leaderboard NAME`` / ``tgbhub.leaderboard(name)``.
 
 :func:`update` turns the submissions repo (:mod:`tgbhub.results.submissions`) into the results repo ``ORG/results``:
 
 * every submission without an outcome yet is graded by the bundled evaluator (:func:`tgbhub.scale.evaluate`: here,
   or one task per file on a Dask cluster with ``scheduler=``); a claim is never read for a score;
-* a graded one gets the grader's own record ``records/<family>/<name>/<task>/<id>.json`` (:mod:`tgbhub.results.records`);
-  a malformed one a rejection ``rejections/.../<id>.json`` carrying the evaluator's own message (so a second update
-  grades nothing again);
+* a graded one gets the grader's own record ``records/<family>/<name>/<task>/<id>.json``
+  (:mod:`tgbhub.results.records`); a malformed one a rejection ``rejections/.../<id>.json`` carrying the evaluator's
+  own message (so a second update grades nothing again);
 * each touched board ``leaderboards/<family>/<name>/<task>.parquet`` is rebuilt from every outcome: seeds of one
-  configuration aggregate into one row (:func:`tgbhub.results.records.aggregate`), rows rank by the task's primary metric in
-  its direction (:mod:`tgbhub.evaluate.directions`), a claim whose metric differs from the re-grade is flagged (the
-  re-graded value stands), rejected submissions follow; all in one commit.
+  configuration aggregate into one row (:func:`tgbhub.results.records.aggregate`), rows rank by the task's primary
+  metric in its direction (:mod:`tgbhub.evaluate.directions`), a claim whose metric differs from the re-grade is
+  flagged (the re-graded value stands), rejected submissions follow; all in one commit.
 
 :func:`leaderboard` downloads a board with ``huggingface_hub`` from the hub's endpoint and checks its bytes against
 the hub's ETag (the LFS sha256) before returning the rows.
@@ -32,12 +32,23 @@ from pathlib import Path
 from typing import Any
 
 from tgbhub import api, config
-from tgbhub.results import records
 from tgbhub.errors import FetchError, IntegrityError, RecordError
 from tgbhub.hub.layout import RepoFile
 from tgbhub.hub.release import commit_files
-from tgbhub.results.submissions import (CLAIM_FILE, META_FILE, RESULTS_REPO, SUBMISSION_FILE, SUBMISSIONS_REPO, HubTarget,
-                                folder_of, hub_target, parse_path, repo_for, submit_many)
+from tgbhub.results import records
+from tgbhub.results.submissions import (
+    CLAIM_FILE,
+    META_FILE,
+    RESULTS_REPO,
+    SUBMISSION_FILE,
+    SUBMISSIONS_REPO,
+    HubTarget,
+    folder_of,
+    hub_target,
+    parse_path,
+    repo_for,
+    submit_many,
+)
 
 #: a claimed metric within this relative distance of the re-grade is not flagged (last-bit differences of float
 #: sums on another machine); anything further is a different number
@@ -154,7 +165,7 @@ def update(hub: str | HubTarget, *, org: str | None = None, endpoint: str | None
                 rows = scale.evaluate(ref, [path for _, path in items], scheduler=scheduler, cache_dir=cache_dir,
                                       offline=offline, task=task, split=split,
                                       retries=scale.DEFAULT_RETRIES if retries is None else retries)
-                for (entry, path), row in zip(items, rows):
+                for (entry, path), row in zip(items, rows, strict=True):
                     dataset = entry.meta["dataset"]
                     if row["status"] != "ok":
                         entry.rejection = {"submission": entry.id, "dataset": dataset, "task": task, "split": split,
@@ -179,9 +190,9 @@ def update(hub: str | HubTarget, *, org: str | None = None, endpoint: str | None
                 new_ids = {key[2] for key in fresh if key[:2] == board}
                 report.flagged += [s for row in rows if row["flagged"] for s in row["submission"].split(",")
                                    if s in new_ids]
-                path = board_path(*board)
-                written.append(_file(path, board_bytes(rows)))
-                report.boards.append(path)
+                board_file = board_path(*board)
+                written.append(_file(board_file, board_bytes(rows)))
+                report.boards.append(board_file)
             report.commit = commit_files(out, written, f"tgbhub leaderboard update: graded {len(report.graded)}, "
                                          f"rejected {len(report.rejected)}, flagged {len(report.flagged)}")
     return report
@@ -453,11 +464,12 @@ def _fetch_verified(url: str, repo: str, path: str, revision: str, token: str | 
         FetchError: if the hub is unreachable or lacks the repo, revision or file (``fix`` says what to do).
         IntegrityError: if the bytes do not match the ETag.
     """
+    from urllib.parse import urlsplit
+
     import requests
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
-    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
+    from huggingface_hub.errors import EntryNotFoundError, HTTPError
     from huggingface_hub.utils import build_hf_headers
-    from urllib.parse import urlsplit
 
     from tgbhub.hashing import file_sha256, git_blob_sha1
     from tgbhub.sources.http import stream_to_file
@@ -479,7 +491,7 @@ def _fetch_verified(url: str, repo: str, path: str, revision: str, token: str | 
         with requests.Session() as session:  # the token goes to the hub only, never to its CDN
             stream_to_file(session, download, temp, meta.size or 0, dict(build_hf_headers(token=token))
                            if same_host else {})
-    except (OSError, ValueError, EntryNotFoundError, HfHubHTTPError, requests.RequestException) as exc:
+    except (OSError, ValueError, EntryNotFoundError, HTTPError, requests.RequestException) as exc:
         raise FetchError(where, f"{repo}/{path} at {revision}",
                          f"{type(exc).__name__}: {(str(exc).strip() or 'no detail').splitlines()[0]}", fix) from exc
     try:

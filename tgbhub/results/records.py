@@ -1,4 +1,4 @@
-"""Result records anyone can re-check (issue 23): what a graded run was computed on, by what, and what it scored.
+"""Result records anyone can re-check: what a graded run was computed on, by what, and what it scored.
 
 A record is one JSON object written in a canonical form (sorted keys, no insignificant whitespace, floats as Python's
 ``repr``, which round-trips exactly), carrying ``record_sha256``: the sha256 of that canonical form without the field
@@ -112,7 +112,7 @@ def environment() -> dict[str, Any]:
     importing it here would cost seconds for runs (heuristic baselines, files) that never used it."""
     import numpy
 
-    from tgbhub import __version__
+    from tgbhub.version import __version__
 
     env: dict[str, Any] = {"tgbhub": __version__, "python": platform.python_version(),
                            "python_implementation": platform.python_implementation(), "numpy": numpy.__version__,
@@ -190,7 +190,10 @@ def make_record(graded: Any, *, manifest: Any = None, cache_dir: str | os.PathLi
     record: dict[str, Any] = {
         "format": RECORD_FORMAT, "kind": graded.kind,
         "dataset": {"ref": ref, "name": graded.dataset, "version": graded.version, "files": _files(manifest.files),
-                    "graded_digests": dict(result.get("digests") or {})},
+                    "graded_digests": dict(result.get("digests") or {}),
+                    # which hash is which: a file's sha256 pins its bytes, a digest its column values
+                    "hash_kinds": {"sha256": api.SHA256_KIND, "digest": api.DIGEST_KIND,
+                                   "graded_digests": api.DIGEST_KIND}},
         "task": _task_block(manifest, result.get("task"), api.task_documents(manifest)),
         "evaluator": {"version": EVALUATOR_VERSION}, "split": result.get("split"),
         "metrics": dict(graded.metrics),
@@ -232,6 +235,27 @@ def record(graded: Any, path: str | os.PathLike[str] | None = None, **options: A
     return made
 
 
+def record_each(graded: Iterable[Any], folder: str | os.PathLike[str], **options: Any) -> list[Path]:
+    """One record per graded run into ``folder`` (several graded conditions of one check, such as the
+    counterfactual check's), each named ``MODEL-CONDITION-rRUN.json``; returns the paths written.
+
+    Args:
+        graded: graded results whose ``run`` names their ``condition`` and ``run``.
+        folder: where the records go (created if missing).
+        options: as :func:`make_record`.
+
+    Returns:
+        The record files, in the order of ``graded``.
+    """
+    written = []
+    for item in graded:
+        run = item.run
+        name = f"{Path(str(item.model)).stem}-{run['condition']}-r{run.get('run')}.json".replace("/", "_")
+        record(item, Path(folder) / name, **options)
+        written.append(Path(folder) / name)
+    return written
+
+
 def check_record(record: Mapping[str, Any], where: str = "the record") -> None:
     """Raises RecordError unless ``record`` is a record of :data:`RECORD_FORMAT` whose ``record_sha256`` matches
     its content (an edited value, a removed field or a re-indented file that changed a value all show here)."""
@@ -271,7 +295,8 @@ def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Verification:
     """What :func:`verify` found: one row per check (``check``, ``status`` ``match``/``mismatch``, ``recorded``,
-    ``now``: the value found or re-graded now), and notes that explain without failing (e.g. a newer evaluator version)."""
+    ``now``: the value found or re-graded now), and notes that explain without failing (e.g. a newer evaluator
+    version)."""
 
     record: str
     submission: str

@@ -1,4 +1,4 @@
-"""Submissions on a hub (issue 23): ``tgbhub submit NAME SUBMISSION --to HUB --model M``.
+"""Submissions on a hub: ``tgbhub submit NAME SUBMISSION --hub HUB --model M``.
 
 A submission is pushed, ungraded, into the dataset repo ``ORG/submissions`` on a hub (``git:ROOT`` for a hub that
 ``tgbhub hub serve ROOT`` serves, ``hf`` for the Hugging Face Hub or any server speaking its API):
@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from tgbhub import api, config
-from tgbhub.results import records
 from tgbhub.errors import InvalidNameError, PublishError, RecordError
 from tgbhub.hashing import file_sha256
 from tgbhub.hub.git import GitTarget
 from tgbhub.hub.hfapi import HfTarget
 from tgbhub.hub.layout import RepoFile
 from tgbhub.hub.release import commit_files
+from tgbhub.results import records
 
 #: the repos of the leaderboard, below the hub's organisation
 SUBMISSIONS_REPO = "submissions"

@@ -18,7 +18,7 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tgbhub import config
 from tgbhub.errors import RecordError
@@ -86,6 +86,7 @@ def read_results(path: str | os.PathLike[str]) -> Results:
             (columns, their order or types), or a row names a record path that is malformed or missing.
     """
     root = Path(path)
+    files: _Files
     if (root / "leaderboards").is_dir():
         files = _FolderFiles(root)
     elif (root / ".git").is_dir() or ((root / "HEAD").is_file() and (root / "objects").is_dir()):
@@ -154,6 +155,20 @@ def _seeds(text: str | None) -> list[Any]:
     except ValueError:
         return [text]
     return value if isinstance(value, list) else [value]
+
+
+class _Files(Protocol):
+    """The files of a results repo, whichever way it is stored."""
+
+    def listing(self) -> set[str]:
+        """The repo-relative paths of the files under ``leaderboards/`` and ``records/``."""
+
+    def read(self, relative: str) -> bytes:
+        """The bytes of the file at ``relative``.
+
+        Raises:
+            RecordError: if it cannot be read.
+        """
 
 
 class _FolderFiles:

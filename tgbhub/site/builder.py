@@ -25,11 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from tgbhub import __version__, api, config
+from tgbhub import api, config
 from tgbhub.errors import CacheWriteError, MissingExtraError, TgbhubError, UnsupportedTaskError
 from tgbhub.manifest import Manifest, plain
 from tgbhub.registry import natural_key
 from tgbhub.site.boards import Board, Results, read_results
+from tgbhub.version import __version__
 
 #: the folder of the templates inside the package (package data: the wheel ships the whole tgbhub folder)
 TEMPLATES = "templates"
@@ -88,9 +89,9 @@ def build_site(out: str | os.PathLike[str], *, family: str | None = None, with_f
     for (name, task), board in boards.items():
         pages[leaderboard_path(name, task)] = environment.get_template("leaderboard.html").render(
             _board_context(name, task, board, manifests.get(name), listed.get(name), bool(found.where)))
-        for row in board.rows if board is not None else ():
-            if row["record"]:
-                pages[row["record"]] = found.records[row["record"]]
+        for board_row in board.rows if board is not None else ():
+            if board_row["record"]:
+                pages[board_row["record"]] = found.records[board_row["record"]]
     _write(target, pages)
     return SiteReport(out=target, pages=tuple(pages), figures=tuple(sorted(figures)),
                       figures_skipped=dict(sorted(skipped.items())))
@@ -242,7 +243,7 @@ def _page(row: Mapping[str, Any], manifests: Mapping[str, Manifest], variants: M
     base = {"root": "../../", "title": name, "version": __version__, "row": dict(row), "boards": links}
     if kind == "import":
         card = api.catalogue_card(name) or {}
-        command = card.get("import") or f"tgbhub import {name.split('/', 1)[0]} {name.split('/', 1)[1]}"
+        command = card.get("import") or f"tgbhub import {name}"
         return page_path(name, kind), "import.html", {**base, "card": card, "stats": list(_flat(card.get("stats", {}))),
                                                       "command": command, "snippet": _snippet(name)}
     if kind == "variant":

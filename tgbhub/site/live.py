@@ -78,3 +78,48 @@ class LiveSite:
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
+
+
+def serve_hub(root: str | os.PathLike[str], *, port: int = 8090, host: str = "127.0.0.1",
+              state_dir: str | os.PathLike[str] | None = None, site: str | os.PathLike[str] | None = None,
+              live: bool = True, cache_dir: str | os.PathLike[str] | None = None) -> None:
+    """Serve the ``git:`` hub at ``root`` until Ctrl-C or SIGTERM: the Hub API, and the catalogue site (``site``, a
+    built folder, or with ``live`` one built now and rebuilt whenever the results repo gets a commit).
+
+    Args:
+        root: the folder ``tgbhub publish --hub git:ROOT`` wrote.
+        port: the port (0 picks a free one).
+        host: the address to bind.
+        state_dir: where the server's config and log go, outside ``root`` (default: the user's state folder).
+        site: a ``tgbhub site build`` folder to serve as it is.
+        live: without ``site``, build the site and keep it as fresh as the results repo.
+        cache_dir: the cache root the site is built from.
+
+    Raises:
+        TgbhubError: if ``root`` is not a hub root, or the server cannot start.
+    """
+    import signal
+    import threading
+
+    from tgbhub.hub.serve import start_local_hub
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with start_local_hub(root, port=port, host=host, state_dir=state_dir, site=site) as hub:
+        fresh = LiveSite(hub, cache_dir) if site is None and live else None
+        if fresh is not None:
+            fresh.build()
+        shown = f"  the catalogue site: {hub.url}/\n" if hub.site is not None else ""
+        print(f"serving {hub.root} at {hub.url} (Ctrl-C stops)\n"
+              f"  export TGBHUB_ENDPOINT={hub.url}   # tgbhub.load_dataset fetches from here\n"
+              f"  export HF_ENDPOINT={hub.url}       # huggingface_hub / datasets, set before importing them\n"
+              f"{shown}  olah's config and log: {hub.state_dir}", flush=True)
+        try:
+            while not stop.wait(REFRESH_SECONDS):
+                if fresh is not None and fresh.refresh():
+                    print(f"site rebuilt: the results repo is at {fresh.head}", flush=True)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            if fresh is not None:
+                fresh.close()

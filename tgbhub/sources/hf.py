@@ -104,8 +104,8 @@ class HubSource:
             raise FetchError(self.label, f"{repo}/{path} at tag {' or '.join(revisions)}",
                              f"{type(exc).__name__}: {_first_line(exc)}",
                              f"Publish this dataset there: `tgbhub publish {manifest.family} --version "
-                             f"{manifest.version} --datasets {manifest.short_name} --to hf --endpoint "
-                             f"{self.endpoint}` (or `--to git:ROOT` for a hub served by `tgbhub hub serve ROOT`); "
+                             f"{manifest.version} --datasets {manifest.name} --hub hf --endpoint "
+                             f"{self.endpoint}` (or `--hub git:ROOT` for a hub served by `tgbhub hub serve ROOT`); "
                              "it gets its own tag and the datasets already there keep theirs. Or check "
                              "$TGBHUB_ENDPOINT and $TGBHUB_HUB_ORG") from exc
         return staging / name, tag
@@ -117,8 +117,12 @@ class HubSource:
             huggingface_hub.errors.HTTPError, EntryNotFoundError: the last revision's error, if none has the file.
         """
         from huggingface_hub import get_hf_file_metadata, hf_hub_url
-        from huggingface_hub.errors import (EntryNotFoundError, RemoteEntryNotFoundError, RepositoryNotFoundError,
-                                            RevisionNotFoundError)
+        from huggingface_hub.errors import (
+            EntryNotFoundError,
+            RemoteEntryNotFoundError,
+            RepositoryNotFoundError,
+            RevisionNotFoundError,
+        )
 
         for index, tag in enumerate(revisions):
             url = hf_hub_url(repo, path, repo_type="dataset", revision=tag, endpoint=self.endpoint)

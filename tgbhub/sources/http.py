@@ -1,6 +1,6 @@
 """The static-mirror source: files under ``<base>/<family>/<name>/<version>/`` on any web server.
 
-A mirror is the folder ``tgbhub publish ... --to mirror:DIR`` writes, served by nginx, ``python -m http.server``,
+A mirror is the folder ``tgbhub publish ... --hub mirror:DIR`` writes, served by nginx, ``python -m http.server``,
 object storage with a public URL, etc. Bytes stream into the cache's private staging folder; the cache verifies them
 against the manifest (a mirror is trusted for nothing).
 """

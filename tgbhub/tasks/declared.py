@@ -7,7 +7,7 @@ Shared by the evaluators and the baselines, which must agree on what is graded b
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -150,5 +150,5 @@ def visible_edges(edge_t: np.ndarray, label_times: np.ndarray, mode: str = DEFAU
         raise ValueError("the edge timestamps are not sorted; sort the stream by time (np.argsort(t, kind='stable')) "
                          "before asking which edges a label timestamp sees")
     # "right" counts the edges at L too (TGB processes them before predicting), "left" stops before them
-    side = "right" if mode == "tgb-parity" else "left"
+    side: Literal["left", "right"] = "right" if mode == "tgb-parity" else "left"
     return np.searchsorted(edge_t, np.asarray(label_times), side=side).astype(np.int64)

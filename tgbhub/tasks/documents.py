@@ -1,7 +1,8 @@
 """Task documents: tasks versioned on their own, for tasks that only read a dataset's existing data.
 
 A dataset manifest declares the tasks its own files were built for. A task added later (window forecasting) must not
-change the dataset's bytes or version (architecture §10), so it lives in its own document next to the manifest::
+change the dataset's bytes or version (docs/design.md, "Names and versions"), so it lives in its own document next
+to the manifest::
 
     manifests/<family>/<name>/tasks/<task>/<task version>.json
 
@@ -29,7 +30,6 @@ from tgbhub.errors import ManifestError
 from tgbhub.manifest import TASK_DOCUMENT_FORMAT, TASKS_FOLDER, Manifest, Recipe, frozen, parse_file, plain
 
 
-
 @dataclass(frozen=True)
 class TaskDocument:
     """One version of a task of one dataset version.
@@ -53,7 +53,8 @@ class TaskDocument:
 
 def _require(doc: Mapping[str, Any], key: str, where: str) -> Any:
     if key not in doc:
-        raise ManifestError(f"{where} has no {key!r}; regenerate it with `python -m generators.forecast`")
+        raise ManifestError(f"{where} has no {key!r}; regenerate it with "
+                            "`python -m scripts.forecast_tasks` from a checkout")
     return doc[key]
 
 
@@ -120,7 +121,8 @@ def documents_for(root: Path, manifest: Manifest) -> list[TaskDocument]:
     pinned = f"{manifest.name}@{manifest.version}"
     chosen: list[TaskDocument] = []
     for task_folder in sorted(p for p in folder.glob("*") if p.is_dir()):
-        documents = [read_task_document(p) for p in sorted(task_folder.glob("*.json"), key=lambda p: version_key(p.stem))]
+        files = sorted(task_folder.glob("*.json"), key=lambda p: version_key(p.stem))
+        documents = [read_task_document(p) for p in files]
         matching = [d for d in documents if d.dataset == pinned]
         if matching:
             chosen.append(matching[-1])

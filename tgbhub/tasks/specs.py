@@ -1,11 +1,11 @@
-"""The task registry: every task a dataset can declare without a new data version (architecture §10), as plug-ins.
+"""The task registry: every task a dataset can declare without a new data version (docs/design.md), as plug-ins.
 
 A task plug-in is one module defining ``TASK`` (a :class:`TaskSpec`: its name and type, which datasets declare it,
 its task block, how its artifacts are built and, for a type :mod:`tgbhub.evaluate` does not grade yet, its
 evaluator), named here by one line of :data:`REGISTERED`. A dataset of a kind the task applies to declares it on
 request when no bundled task document does; its document and artifacts are built from the verified data on first use
-(:mod:`tgbhub.local.task_artifacts`). Loading, ``tgbhub info``, ``tgbhub build --tasks`` and grading read this registry; nothing
-else lists tasks.
+(:mod:`tgbhub.local.task_artifacts`). Loading, ``tgbhub info``, ``tgbhub build --tasks`` and grading read this
+registry; nothing else lists tasks.
 
 Adding a task: write a module defining ``TASK`` (its artifacts builder in the same folder, or a generator of
 ``generators/``), then add one line to :data:`REGISTERED`.
@@ -13,13 +13,14 @@ Adding a task: write a module defining ``TASK`` (its artifacts builder in the sa
 
 from __future__ import annotations
 
-import importlib
+import builtins
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from tgbhub.errors import ManifestError
 from tgbhub.manifest import Manifest
+from tgbhub.plugins import PluginTable
 
 #: task name -> the module that defines its ``TASK``
 REGISTERED: dict[str, str] = {
@@ -48,33 +49,25 @@ class TaskSpec:
     block: Callable[[Manifest, Any], dict[str, Any]]
     artifacts: Any
     definition: Any = None
-    evaluator: type | None = None
+    evaluator: builtins.type | None = None  # builtins.: the field ``type`` above shadows the builtin here
 
 
-_loaded: dict[str, TaskSpec] = {}
+#: the registered tasks, each module imported when its task is first read
+TASKS: PluginTable[str, TaskSpec] = PluginTable("task", REGISTERED, attribute="TASK", error=ManifestError)
 
 
 def task_spec(name: str) -> TaskSpec | None:
     """The registered task ``name``, or ``None``.
 
     Raises:
-        ManifestError: if the registered module defines another task than its registration line names.
+        ManifestError: if the registered module defines no task, or another task than its registration line names.
     """
-    module = REGISTERED.get(name)
-    if module is None:
-        return None
-    if module not in _loaded:
-        found = importlib.import_module(module).TASK
-        if found.name != name:
-            raise ManifestError(f"task module {module} defines {found.name!r} but is registered as {name!r}; make the "
-                                "registration line and TASK.name agree")
-        _loaded[module] = found
-    return _loaded[module]
+    return TASKS.get(name)
 
 
 def task_specs() -> list[TaskSpec]:
     """Every registered task, in registration order."""
-    return [spec for spec in (task_spec(name) for name in REGISTERED) if spec is not None]
+    return list(TASKS.values())
 
 
 def declared_on_request(manifest: Manifest, bundled: set[str]) -> list[TaskSpec]:

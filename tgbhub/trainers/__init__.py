@@ -16,8 +16,7 @@ Adding a model: write a class with the :class:`Trainer` methods, register a fact
 
 from __future__ import annotations
 
-from tgbhub.trainers.base import (TRAINERS, FitReport, TrainConfig, Trainer, make_trainer, register_trainer,
-                                  trainers_for)
+from tgbhub.trainers.base import TRAINERS, FitReport, TrainConfig, Trainer, make_trainer, register_trainer, trainers_for
 from tgbhub.trainers.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 
 __all__ = ["TRAINERS", "Checkpoint", "FitReport", "TrainConfig", "Trainer", "load_checkpoint", "make_trainer",

@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from tgbhub.baselines.registry import registering
-from tgbhub.plugins import PluginTable
 from tgbhub.errors import InvalidNameError, UnsupportedTaskError
+from tgbhub.plugins import PluginTable
 
 DEVICES = ("auto", "cpu", "cuda")
 

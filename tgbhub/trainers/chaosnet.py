@@ -1,5 +1,5 @@
 """ChaosNetBench's trainable forecasters (``dlinear``, ``lstm``, ``tcn``, ``graph_wavenet``) for every
-``rollout-forecasting`` task, trained by ChaosNetBench's shared protocol (spec ``chaosnetbench.md`` §5.1).
+``rollout-forecasting`` task, trained by ChaosNetBench's shared protocol (docs/baselines.md).
 
 The protocol, as the published runs used it: Adam (weight decay 0) at each model's learning rate, MSE on the
 normalised 12-step targets, batch 32 shuffled with the last partial batch dropped, at most 50 epochs, MultiStepLR
@@ -20,7 +20,7 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -28,13 +28,35 @@ from tgbhub.baselines.trajectory import RolloutSubmission
 from tgbhub.errors import InvalidNameError
 from tgbhub.progress import counter
 from tgbhub.trainers.base import FitReport, TrainConfig, checked_hparams, register_trainer
-from tgbhub.trainers.resume import (Deadline, global_rng_state, load_fit_state, load_schedule_state, run_identity,
-                                    save_fit_state, schedule_state, set_global_rng_state)
+from tgbhub.trainers.resume import (
+    Deadline,
+    global_rng_state,
+    load_fit_state,
+    load_schedule_state,
+    run_identity,
+    save_fit_state,
+    schedule_state,
+    set_global_rng_state,
+)
 from tgbhub.trainers.torchutil import EarlyStopping, isolated_rng, require_torch, resolve_device
 
 TASK_TYPE = "rollout-forecasting"
-#: ChaosNetBench's shared protocol (spec §5.1)
-PROTOCOL = {"epochs": 50, "batch_size": 32, "milestones": (20, 35, 45), "gamma": 0.5, "patience": 10,
+
+
+class TrainingProtocol(TypedDict):
+    """The training protocol's settings (:data:`PROTOCOL`)."""
+
+    epochs: int
+    batch_size: int
+    milestones: tuple[int, ...]
+    gamma: float
+    patience: int
+    clip_norm: float
+    weight_decay: float
+
+
+#: ChaosNetBench's shared protocol, as upstream's ``scripts/train.py`` runs it
+PROTOCOL: TrainingProtocol = {"epochs": 50, "batch_size": 32, "milestones": (20, 35, 45), "gamma": 0.5, "patience": 10,
             "clip_norm": 5.0, "weight_decay": 0.0}
 #: windows per forward pass when nothing is trained (validation, teacher-forced test): memory, not math, bounds it
 EVAL_BATCH = 4096

@@ -3,7 +3,7 @@
 Every model maps a window ``x`` of shape ``(B, L, V)`` (``L = 48`` normalised steps of all ``V = 2N`` variables)
 to the next ``H = 12`` steps, ``(B, H, V)``. Architectures and hyper-parameters follow upstream's
 ``chaosnetbench/models.py`` with the values ``scripts/train.py`` actually ran (``MODEL_HP_REGISTRY`` and
-``LR_OVERRIDES``; spec ``chaosnetbench.md`` §5), not the unused ``configs/benchmark.yaml`` (spec §6.1).
+``LR_OVERRIDES``), not the unused ``configs/benchmark.yaml``.
 
 They compute the same functions as upstream's modules, written for speed where that changes no result:
 
@@ -28,7 +28,7 @@ kernels (no scatter, no replicate padding), so ``torch.use_deterministic_algorit
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -36,7 +36,7 @@ from torch.nn import functional as F
 
 from tgbhub.errors import InvalidNameError
 
-#: upstream's window: 48 input steps, 12 predicted steps (spec §4.1)
+#: upstream's window: 48 input steps, 12 predicted steps
 INPUT_LEN = 48
 HORIZON = 12
 
@@ -78,6 +78,9 @@ class DLinear(nn.Module):
     Raises:
         InvalidNameError: for a non-positive size or an even ``kernel_size``.
     """
+
+    #: the moving-average matrix, a registered buffer (declared here: nn.Module types buffers as ``Tensor | Module``)
+    average: torch.Tensor
 
     def __init__(self, num_nodes: int, *, input_len: int = INPUT_LEN, horizon: int = HORIZON,
                  kernel_size: int = 25) -> None:
@@ -163,9 +166,10 @@ class TCN(nn.Module):
         h = self.input_conv(x.transpose(1, 2).reshape(batch * nodes, 1, steps))  # every node a sequence
         skip = h.new_zeros(())
         for gated, skip_conv, residual, norm, pad in zip(self.gated, self.skip, self.residual, self.norms,
-                                                         self.pads):
+                                                         self.pads, strict=True):
             # thin: h holds every d-th step, so the dilated causal conv is an undilated unpadded one over h
-            out = F.conv1d(h, gated.weight, gated.bias) if thin else gated(F.pad(h, (pad, 0)))
+            conv = cast(nn.Conv1d, gated)  # nn.ModuleList yields its items as plain Modules
+            out = F.conv1d(h, conv.weight, conv.bias) if thin else conv(F.pad(h, (pad, 0)))
             filt, gate = out.chunk(2, dim=1)
             z = self.dropout(torch.tanh(filt) * torch.sigmoid(gate))
             skip = skip + skip_conv(z[..., -1:])  # a 1x1 conv: only the step the head reads is needed
@@ -235,9 +239,10 @@ class GraphWaveNet(nn.Module):
         supports = torch.cat([a.T, a], dim=1)
         skip = h.new_zeros(())
         for gated, along, against, skip_conv, norm in zip(self.gated, self.diffuse_forward, self.diffuse_backward,
-                                                          self.skip, self.norms):
+                                                          self.skip, self.norms, strict=True):
             # thin: h holds every d-th step, so the dilated conv is an undilated one over h
-            filt, gate = (F.conv2d(h, gated.weight, gated.bias) if thin else gated(h)).chunk(2, dim=1)
+            conv = cast(nn.Conv2d, gated)  # nn.ModuleList yields its items as plain Modules
+            filt, gate = (F.conv2d(h, conv.weight, conv.bias) if thin else conv(h)).chunk(2, dim=1)
             z = self.dropout(torch.tanh(filt) * torch.sigmoid(gate))
             skip = skip + skip_conv(z[:, :, -1:])  # a 1x1 conv: only the step the head reads is needed
             diffused = torch.matmul(z, supports)
@@ -250,8 +255,8 @@ class GraphWaveNet(nn.Module):
 
 
 #: name -> (builder ``(num_nodes, **hparams) -> nn.Module``, hyper-parameters as run, learning rate as run).
-#: Learning rates are ``scripts/train.py``'s ``LR_OVERRIDES`` (spec §5.1; GWNet's 3e-4 is the code's, Table 7 of the
-#: paper omits it, spec §6.1).
+#: Learning rates are ``scripts/train.py``'s ``LR_OVERRIDES`` (GWNet's 3e-4 is the code's; Table 7 of the
+#: paper omits it).
 MODELS: Mapping[str, tuple[Callable[..., nn.Module], dict[str, Any], float]] = {
     "dlinear": (DLinear, {"input_len": INPUT_LEN, "horizon": HORIZON, "kernel_size": 25}, 3e-4),
     "lstm": (LSTMForecaster, {"horizon": HORIZON, "hidden": 64, "layers": 2, "dropout": 0.1}, 3e-3),

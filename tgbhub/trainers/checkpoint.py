@@ -9,9 +9,9 @@ checkpoint is refused for a dataset whose content digest differs from the one it
 from __future__ import annotations
 
 import os
-from importlib import metadata
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,8 @@ def save_checkpoint(path: str | os.PathLike[str], trainer: Trainer, *, config: T
                "task_type": str(task.get("type")), "config": config.as_dict(),
                "hyperparameters": trainer.hyperparameters(), "seed": config.seed, "device": report.device,
                "dataset": {"name": dataset.name, "version": dataset.version, "digest": dataset.digest},
-               "report": report.as_dict(), "versions": {"tgbhub": _installed_version(), "torch": str(torch.__version__)},
+               "report": report.as_dict(),
+               "versions": {"tgbhub": _installed_version(), "torch": str(torch.__version__)},
                "state": trainer.state()}
     return save_atomic(payload, path)
 

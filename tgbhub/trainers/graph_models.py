@@ -3,7 +3,7 @@
 This module imports torch and torch-geometric at the top; :mod:`tgbhub.trainers.snapshot` imports it only when a
 model is built, so ``import tgbhub`` never needs either.
 
-Both networks answer the same three calls the snapshot trainer streams with (spec ``tgrab.md`` §4, Algorithm 1):
+Both networks answer the same three calls the snapshot trainer streams with (T-GRAB's Algorithm 1; docs/baselines.md):
 ``embed(nodes)`` (node embeddings for predicting the current snapshot from the history seen so far),
 ``observe(t, src, dst)`` (take snapshot ``t``'s true edges into the history, after it was predicted) and
 ``history()``/``load_history()`` (the history state at a snapshot boundary, so that prediction can resume there).
@@ -53,7 +53,7 @@ class SnapshotEdges:
 
 class LinkDecoder(nn.Module):
     """T-GRAB's ``LinkPredictor``: ReLU, Linear(2h, h), ReLU, Linear(h, h), Dropout(p), Linear(h, 1) over
-    ``[z_src || z_dst]`` (spec §4 "What the code actually does").
+    ``[z_src || z_dst]`` (as T-GRAB's code builds it).
 
     Returns logits; the trainer applies the sigmoid (scores in [0, 1], as T-GRAB's) and trains with BCE on logits,
     which is T-GRAB's ``BCELoss`` on the sigmoid computed without its log(0) clamp.
@@ -105,13 +105,16 @@ class GCLSTMCell(nn.Module):
 
 
 class GCLSTMNet(nn.Module):
-    """The snapshot model: a GC-LSTM over the previous snapshot, then the link decoder (spec §4).
+    """The snapshot model: a GC-LSTM over the previous snapshot, then the link decoder.
 
     History state: ``(H, C)`` after the snapshots before ``pending``, and ``pending``, the last observed snapshot,
     not yet fed through the cell. Predicting snapshot ``t`` feeds ``G_{t-1}`` (T-GRAB: "the embedding from
     ``G_{t-1}`` predicts ``G_t``"); before any snapshot that graph is empty. Gradients flow through one step only
     (T-GRAB's back-propagation window of 1): the state is detached whenever a snapshot is observed.
     """
+
+    #: every node id, a registered buffer (declared here: nn.Module types buffers as ``Tensor | Module``)
+    _all: Tensor
 
     def __init__(self, num_nodes: int, channels: int, k: int, decoder_dropout: float, edges: SnapshotEdges) -> None:
         super().__init__()
@@ -165,7 +168,7 @@ class SplitStoreMemory(TGNMemory):
         n_id, count = n_id.unique_consecutive(return_counts=True)
         sizes = count.tolist()
         columns = [column[perm].split(sizes) for column in (src, dst, t, raw_msg)]
-        for i, *entry in zip(n_id.tolist(), *columns):
+        for i, *entry in zip(n_id.tolist(), *columns, strict=True):
             msg_store[i] = tuple(entry)
 
 
@@ -182,6 +185,10 @@ class TGNNet(nn.Module):
     ``cur_e_id``) and the message stores. Event ids are row indices of the dataset: every snapshot is observed in
     order from ``t = 0``, so the loader's ``e_id`` of a row is its position, and edge times are looked up by it.
     """
+
+    #: node -> row map of the last :meth:`embed`, a registered buffer (declared here: nn.Module types buffers as
+    #: ``Tensor | Module``)
+    _assoc: Tensor
 
     def __init__(self, num_nodes: int, memory_dim: int, time_dim: int, embedding_dim: int, heads: int,
                  neighbors: int, dropout: float, decoder_dropout: float, edges: SnapshotEdges) -> None:
@@ -203,6 +210,16 @@ class TGNNet(nn.Module):
         self.loader = LastNeighborLoader(self.num_nodes, size=self.neighbors, device=self._assoc.device)
         self.memory.reset_state()
 
+    def _loader(self) -> LastNeighborLoader:
+        """The neighbour loader :meth:`reset_history` made.
+
+        Raises:
+            RuntimeError: before the first :meth:`reset_history`.
+        """
+        if self.loader is None:
+            raise RuntimeError("TGNNet.reset_history() must run before its history is used")
+        return self.loader
+
     def _node_features(self, n_id: Tensor) -> Tensor:
         if self.features is None:
             return nn.functional.one_hot(n_id, self.num_nodes).to(self.memory.memory.dtype)
@@ -210,7 +227,7 @@ class TGNNet(nn.Module):
 
     def embed(self, nodes: Tensor) -> tuple[Tensor, Tensor]:
         """Embeddings of ``nodes`` (and their sampled neighbours), and the node -> row map into them."""
-        n_id, edge_index, e_id = self.loader(nodes)
+        n_id, edge_index, e_id = self._loader()(nodes)
         self._assoc[n_id] = torch.arange(n_id.numel(), device=n_id.device)
         memory, last_update = self.memory(n_id)
         x = memory + self._node_features(n_id)
@@ -223,7 +240,7 @@ class TGNNet(nn.Module):
             return
         when = torch.full_like(src, t)
         self.memory.update_state(src, dst, when, self.edges.weight(src.numel()))
-        self.loader.insert(src, dst)
+        self._loader().insert(src, dst)
 
     def after_step(self) -> None:
         """Cut the memory from the step's graph after the optimiser step (TGN's truncated back-propagation)."""
@@ -232,18 +249,19 @@ class TGNNet(nn.Module):
     def history(self) -> dict[str, Any]:
         """The history at a boundary, taken in eval mode (the message stores hold only applied messages, whose
         times are older than any later event's, so :class:`LastAggregator` never picks them: they are dropped)."""
+        loader = self._loader()
         return {"memory": self.memory.memory.detach().clone(), "last_update": self.memory.last_update.clone(),
-                "neighbors": self.loader.neighbors.clone(), "e_id": self.loader.e_id.clone(),
-                "cur_e_id": int(self.loader.cur_e_id)}
+                "neighbors": loader.neighbors.clone(), "e_id": loader.e_id.clone(), "cur_e_id": int(loader.cur_e_id)}
 
     def load_history(self, state: dict[str, Any]) -> None:
         device = self._assoc.device
         self.reset_history()
+        loader = self._loader()
         self.memory.memory.copy_(state["memory"].to(device))
         self.memory.last_update.copy_(state["last_update"].to(device))
-        self.loader.neighbors.copy_(state["neighbors"].to(device))
-        self.loader.e_id.copy_(state["e_id"].to(device))
-        self.loader.cur_e_id = int(state["cur_e_id"])
+        loader.neighbors.copy_(state["neighbors"].to(device))
+        loader.e_id.copy_(state["e_id"].to(device))
+        loader.cur_e_id = int(state["cur_e_id"])
 
 
 def build(model: str, num_nodes: int, settings: dict[str, Any], edges: SnapshotEdges) -> nn.Module:

@@ -1,6 +1,6 @@
 """T-GRAB's temporal-graph models, ``gclstm`` and ``tgn``, for ``snapshot-link-prediction`` and
-``one-vs-many-ranking`` tasks of any discrete-time temporal graph, trained by T-GRAB's Algorithm 1 (spec
-``tgrab.md`` §4).
+``one-vs-many-ranking`` tasks of any discrete-time temporal graph, trained by T-GRAB's Algorithm 1
+(docs/baselines.md).
 
 The protocol (``TrainConfig.epochs``/``lr``/``patience`` override its defaults):
 
@@ -27,7 +27,7 @@ epoch's validation stopped (T-GRAB's number), ``predict("val")`` reproduces that
 split (CE's ``test_inductive``) streams through test first. Data live on the device once (:class:`SnapshotEdges`);
 a snapshot is a pair of views.
 
-Where this differs from T-GRAB's code, on purpose (spec §5): the first training step's "previous snapshot" is the
+Where this differs from T-GRAB's code, on purpose: the first training step's "previous snapshot" is the
 empty graph, not uniform noise or the previous evaluation's last snapshot; TGN trains its memory module (T-GRAB's
 optimiser misses it); TGN uses the periodicity scripts' TransformerConv embedding on every dataset (CE/LR runs used
 DyGLib's TGAT-style one); training negatives are redrawn a fixed number of rounds (8) instead of until no clash.
@@ -51,7 +51,7 @@ from tgbhub.trainers.torchutil import isolated_rng, require_torch, resolve_devic
 
 TASK_TYPES = ("snapshot-link-prediction", "one-vs-many-ranking")
 MODEL_NAMES = ("gclstm", "tgn")
-#: T-GRAB's training protocol (spec §4, "Paper's stated settings" and "What the code actually does")
+#: T-GRAB's training protocol: the paper's stated settings (App. D.2) and what its code does
 PROTOCOL = {"lr": 1e-4, "epochs": 100_000, "patience": 100, "negatives_per_positive": 1, "eval_every": 1}
 #: each model's sizes as T-GRAB's scripts set them; ``None`` resolves per dataset (see :func:`resolve_sizes`)
 DEFAULTS: dict[str, dict[str, Any]] = {
@@ -110,7 +110,7 @@ class PairQueries:
         self.dst = torch.as_tensor(dst, device=device)
         self.codes = self.src * self.num_nodes + self.dst
         self.nodes = torch.unique(torch.cat([self.src, self.dst]))
-        self.start, self.stop = dataset.splits[split]
+        self.start, self.stop = dataset.snapshot_splits[split]
         self.graded_from, _ = graded_snapshots(dataset.manifest, task, split)
         self.threshold = float(task.get("threshold", 0.5))
         self.zero_division = float(task.get("zero_division", 0.0))
@@ -167,7 +167,7 @@ class RankQueries:
         self.count = np.asarray(negatives.count)
         self.neg = torch.as_tensor(np.maximum(matrix, 0).astype(np.int64), device=device)
         self.valid = torch.as_tensor(matrix >= 0, device=device)
-        self.start, self.stop = dataset.splits[split]
+        self.start, self.stop = dataset.snapshot_splits[split]
         self.bounds = np.searchsorted(times[order], np.arange(self.start, self.stop + 1)).tolist()
         self.reset()
 
@@ -262,9 +262,9 @@ class SnapshotTrainer:
             raise UnsupportedTaskError(f"this {self.model_name} trainer answers {self.task_type} tasks, not "
                                        f"{task.get('type')!r} (task {task.get('name')!r}); make one with "
                                        "tgbhub.trainers.make_trainer(task, model, config)")
-        if dataset.manifest.split_unit != "snapshot" or dataset.num_snapshots is None:
+        if dataset.snapshot_splits is None or dataset.num_snapshots is None:
             raise UnsupportedTaskError(f"{self.model_name} trains on snapshots, and {dataset.name}@{dataset.version} "
-                                       "has continuous time (splits in rows); use a discrete-time dataset")
+                                       "has continuous time (no snapshot_splits); use a discrete-time dataset")
 
     def _prepare(self, dataset: Any, task: Mapping[str, Any]) -> dict[str, Any]:
         """Resolve the settings for ``dataset``, put its rows on the device and build the network there."""
@@ -460,7 +460,7 @@ class SnapshotTrainer:
         with isolated_rng(self.config.seed, self.device):
             self._load_edges(dataset)
             queries = self._query_set(torch, dataset, task, split)
-            start, stop = dataset.splits[split]
+            start, stop = dataset.snapshot_splits[split]
             self._seek(start)
             self._stream(torch, queries, start, stop)
         return queries.submission(dataset, task, split)

@@ -1,12 +1,12 @@
-"""``python -m generators [--out DIR] [--family F] [--metadata-only] [NAME ...]``: rebuild artifacts and rewrite their
-manifests.
+"""``python -m scripts.manifests [--out DIR] [--family F] [--metadata-only] [NAME ...]``, run from the repository root:
+rebuild artifacts and rewrite their manifests.
 
 Artifacts go to ``--out`` (kept, e.g. for publishing) or a temporary folder, removed as soon as the dataset's
-manifest is written (ChaosNetBench's 96 instances are 28.7 GB); manifests go to ``manifests/``. An authoring script
-(a composition root, like ``scripts/``): it hands the builders what they take from the library (the evaluator's
-ATD/ACD that variants' manifests record). A derived family's
-manifests are not shipped: each one's sha256, size and row count go into its parent family's ``derived.json``
-(entries of datasets not rebuilt this time are kept), and clients derive the manifest on request.
+manifest is written (ChaosNetBench's 96 instances are 28.7 GB); manifests go to ``manifests/``. An authoring script,
+and so a composition root: it hands the builders what they take from the library (the evaluator's ATD/ACD that
+variants' manifests record), which generator code may not import itself. A derived family's manifests are not
+shipped: each one's sha256, size and row count go into its parent family's ``derived.json`` (entries of datasets not
+rebuilt this time are kept), and clients derive the manifest on request.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .families import REGISTERED, Inputs, families
-from .manifests import MANIFEST_ROOT as MANIFESTS, with_responsible_ai
+from generators.families import REGISTERED, Inputs, families
+from generators.manifests import MANIFEST_ROOT as MANIFESTS, with_responsible_ai
 from tgbhub.evaluate.metrics import generative_scores
 from tgbhub.manifest import DERIVED_INDEX, DerivedEntry, derived_entry, derived_index_text, read_derived_index
 
@@ -33,7 +33,13 @@ def manifest_path(root: Path, name: str, version: str) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m generators", description=__doc__)
+    """Rebuild the datasets ``argv`` names (every one by default) and write their manifests, or with
+    ``--metadata-only`` rewrite only the committed manifests' metadata.
+
+    Returns:
+        The exit status, 0 (a bad argument exits through ``argparse``).
+    """
+    parser = argparse.ArgumentParser(prog="python -m scripts.manifests", description=__doc__)
     parser.add_argument("names", nargs="*", help="datasets to rebuild (default: all)")
     parser.add_argument("--out", type=Path, help="keep the artifacts here, one folder per dataset version")
     parser.add_argument("--manifests", type=Path, default=MANIFESTS, help="manifest root (default: %(default)s)")
@@ -75,7 +81,7 @@ def rewrite_metadata(root: Path, only_family: str | None, names: list[str]) -> i
     """Set each committed manifest's RAI fields (every version of every catalogue entry of the families that declare
     ``responsible_ai``) from its catalogue entry, leaving every other key as published: what a full rebuild writes,
     without the build (ChaosNetBench's 1.0.0 manifests cannot be rebuilt by today's generator at all). Derived
-    families are skipped: their manifests are not committed, and ``python -m generators --family tlpcf`` rewrites
+    families are skipped: their manifests are not committed, and ``python -m scripts.manifests --family tlpcf`` rewrites
     their index after the parents' manifests changed."""
     written = 0
     for family in families():

@@ -1,7 +1,7 @@
-"""``python -m generators.forecast [NAME ...]``: write the window-forecasting task document of every base
-temporal-graph dataset (default) or of the named ones, next to its manifest.
+"""``python -m scripts.forecast_tasks [NAME ...]``, run from the repository root: write the window-forecasting task
+document of every base temporal-graph dataset (default) or of the named ones, next to its manifest.
 
-An authoring script (a composition root, like ``scripts/``): it hands the library's task definition
+An authoring script, and so a composition root: it hands the library's task definition
 (:mod:`tgbhub.forecasting.task`) to the builders, as the client's build source does.
 
 Each dataset is rebuilt with its family's generator and checked against its published digests first; the task's
@@ -19,16 +19,22 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .task import SEED, build, task_document, write
-from ..manifests import MANIFEST_ROOT
-from ..tlpcf.parents import load_parent
+from generators.forecast.task import SEED, build, task_document, write
+from generators.manifests import MANIFEST_ROOT
+from generators.tlpcf.parents import load_parent
 from tgbhub.forecasting import task as definition
 from tgbhub.registry import DERIVED_MARK, Registry
 from tgbhub.tasks.documents import document_path
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m generators.forecast", description=__doc__)
+    """Write the window-forecasting task document of each dataset ``argv`` names (every base temporal-graph
+    dataset by default).
+
+    Returns:
+        The exit status, 0 (a bad argument or a derived dataset exits through ``argparse``).
+    """
+    parser = argparse.ArgumentParser(prog="python -m scripts.forecast_tasks", description=__doc__)
     parser.add_argument("names", nargs="*", help="datasets (default: every base temporal-graph dataset)")
     parser.add_argument("--manifests", type=Path, default=MANIFEST_ROOT, help="manifest root (default: %(default)s)")
     args = parser.parse_args(argv)

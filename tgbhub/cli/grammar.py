@@ -1,0 +1,188 @@
+"""The command line's grammar, shared by every command: the parser, global options accepted before or after any
+command, "did you mean" for unknown commands, choices and options, one way to name a dataset, a hub and an output.
+
+The rules (``tests/test_cli_grammar.py`` walks the parser and checks each on every command):
+
+- a dataset is ``FAMILY/NAME[@VERSION]`` wherever one is named (:data:`DATASET`);
+- a hub is ``--hub HUB`` (``git:ROOT``, ``hf`` or, for ``publish``, ``mirror:DIR``) with ``--org``, ``--endpoint``
+  and ``--token`` beside it (:func:`add_hub_options`);
+- ``--out`` is a folder, or a file whose suffix says its format (:func:`parquet_path` refuses any other suffix);
+- every command has a one-line summary, and the main help lists them by group on one screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NoReturn
+
+#: the metavar of every argument that names a dataset
+DATASET = "FAMILY/NAME[@VERSION]"
+#: options accepted before or after any command (``tgbhub --cache-dir X build N`` = ``tgbhub build N --cache-dir X``)
+GLOBAL_OPTIONS = ("--cache-dir", "--offline", "--json", "--quiet")
+#: the help of every hub option, one text each, so the commands that take a hub describe it alike
+HUB_HELP = {
+    "--hub": "git:ROOT (the repos `tgbhub hub serve ROOT` serves) or hf (a Hugging Face Hub: --endpoint, --token)",
+    "--org": "the hub organisation (default: $TGBHUB_HUB_ORG, else tgbhub)",
+    "--endpoint": "hub URL (default: $TGBHUB_ENDPOINT, else huggingface.co)",
+    "--token": "write token for hf (default: $TGBHUB_TOKEN, else $HF_TOKEN)",
+}
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def notice(text: str) -> None:
+    """A one-line notice on stderr (an old spelling that still works, for example)."""
+    print(f"tgbhub: notice: {text}", file=sys.stderr)
+
+
+def _closest(word: str, choices: Iterable[str]) -> str | None:
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+class Parser(argparse.ArgumentParser):
+    """An argparse parser whose mistakes are one line naming the bad word, a close match and where help is; a
+    command's parser also keeps its one-line ``summary`` for the main help."""
+
+    summary = ""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``tgbhub: error: ...`` with a suggestion and exit 2 (argparse's contract for usage errors)."""
+        invalid = re.search(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if invalid:
+            what, word, listed = invalid.groups()
+            choices = re.findall(r"'([^']*)'", listed) or [c.strip() for c in listed.split(",")]
+            if what in ("COMMAND", "ACTION"):
+                message = f"unknown command {word!r}{did_you_mean(word, choices)}"
+            else:
+                message = f"{what} takes one of {', '.join(choices)}, not {word!r}{did_you_mean(word, choices)}"
+        fail(f"{message}; see `{self.prog} --help`")
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``" (did you mean 'list'?)"`` for the closest of ``choices``, else ``""``."""
+    close = _closest(word, choices)
+    return f" (did you mean {close!r}?)" if close else ""
+
+
+def fail(message: str) -> NoReturn:
+    """Exit 2 with one line on stderr, as every usage error does."""
+    print(f"tgbhub: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def refuse_unknown(parser: argparse.ArgumentParser, extras: Sequence[str]) -> NoReturn:
+    """Exit 2 naming the first word ``parser`` (the command's own) does not know, with its closest option."""
+    word = extras[0]
+    options = [o for action in parser._actions for o in action.option_strings]  # no public index of a parser's
+    if word.startswith("-"):
+        option = word.split("=")[0]
+        fail(f"{parser.prog} has no option {option!r}{did_you_mean(option, options)}; see `{parser.prog} --help`")
+    fail(f"{parser.prog}: unexpected argument {word!r}; see `{parser.prog} --help`")
+
+
+def command(commands: argparse._SubParsersAction, name: str, summary: str, run: Handler,
+            **options: Any) -> Parser:
+    """Add the command ``name`` with its one-line ``summary`` (the main help's line; its own help's first line
+    unless ``description`` says more) and its handler."""
+    parser = commands.add_parser(name, description=options.pop("description", summary), **options)
+    parser.summary = summary
+    parser.set_defaults(run=run, leaf=parser)
+    return parser
+
+
+def listed(*parsers: Parser) -> list[tuple[str, str]]:
+    """``(command, summary)`` of each parser, as the main help lists them (``hub serve``, ``list``)."""
+    return [(parser.prog.split(" ", 1)[1], parser.summary) for parser in parsers]
+
+
+def add_dataset(parser: argparse.ArgumentParser, dest: str = "name", **options: Any) -> None:
+    """The dataset argument, in the one spelling every command uses."""
+    parser.add_argument(dest, metavar=DATASET, **{"help": "the dataset, e.g. t-grab/ce-64", **options})
+
+
+def add_hub_options(parser: argparse.ArgumentParser, required: bool = True, hub_help: str | None = None) -> None:
+    """``--hub HUB`` and its access options; ``--to`` is still read, with a notice."""
+    parser.add_argument("--hub", "--to", dest="hub", metavar="HUB", required=required, action=_HubOption,
+                        help=hub_help or HUB_HELP["--hub"])
+    for option in ("--org", "--endpoint", "--token"):
+        parser.add_argument(option, help=HUB_HELP[option])
+
+
+class _HubOption(argparse.Action):
+    """``--hub``, or the older ``--to`` with a notice that names the new spelling."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if option_string == "--to":
+            notice(f"--to is now --hub: `{parser.prog} --hub {values}`")
+        setattr(namespace, self.dest, values)
+
+
+def add_scheduler_options(parser: argparse.ArgumentParser) -> None:
+    """``--scheduler`` and ``--retries``: one task per item on a Dask cluster."""
+    from tgbhub.scale import DEFAULT_RETRIES, SCHEDULER_FORMS  # the backend's own defaults; dask loads on use only
+
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help=f"run one task per item on a Dask cluster: {SCHEDULER_FORMS}; the cache and files must "
+                        "be on a filesystem every worker shares (needs the dask extra)")
+    parser.add_argument("--retries", type=int, default=DEFAULT_RETRIES, help="with --scheduler: reruns of a task "
+                        "that crashed unexpectedly (default: %(default)s; a killed worker's task is rerun elsewhere "
+                        "regardless)")
+
+
+def name_list(text: str | None, option: str, family: str) -> list[str] | None:
+    """A comma-separated ``--datasets`` value as full ``family/name`` names; a name written without its family (the
+    older form) is read as ``family``'s, with a notice."""
+    if not text:
+        return None
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    bare = [n for n in names if "/" not in n]
+    if bare:
+        notice(f"{option} takes FAMILY/NAME names: read {bare[0]!r} as '{family}/{bare[0]}'")
+    return [n if "/" in n else f"{family}/{n}" for n in names]
+
+
+def parquet_path(text: str) -> str:
+    """An ``--out`` that is a Parquet file: its suffix must say so.
+
+    Raises:
+        argparse.ArgumentTypeError: for another suffix (the file would be Parquet under a misleading name).
+    """
+    if not text.endswith(".parquet"):
+        raise argparse.ArgumentTypeError(f"{text!r} is written as Parquet: name it *.parquet "
+                                         f"(e.g. {text.rsplit('.', 1)[0] if '.' in text else text}.parquet)")
+    return text
+
+
+def accept_global_options(parsers: Iterable[argparse.ArgumentParser]) -> None:
+    """Let every command take the global options after its name too. A command's own definition keeps its help but
+    gets no default of its own (``SUPPRESS``), so an option given before the command is not reset by the command's
+    default."""
+    for sub in parsers:
+        for option in GLOBAL_OPTIONS:
+            action = sub._option_string_actions.get(option)  # argparse keeps no public index of a parser's options
+            if action is not None:
+                action.default = argparse.SUPPRESS
+            elif option == "--cache-dir":
+                sub.add_argument(option, metavar="DIR", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+            else:
+                sub.add_argument(option, action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+def leaves(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every command parser below ``parser`` that runs something (``hub serve``, not ``hub``)."""
+    found: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):  # aliases map to the same parser
+                found.extend(leaves(sub) if _has_commands(sub) else [sub])
+    return found
+
+
+def _has_commands(parser: argparse.ArgumentParser) -> bool:
+    return any(isinstance(a, argparse._SubParsersAction) for a in parser._actions)

@@ -1,0 +1,162 @@
+"""Results commands: submit a submission to a hub, show, update and seed its leaderboards."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from tgbhub.cli.grammar import (
+    HUB_HELP,
+    Parser,
+    add_dataset,
+    add_hub_options,
+    add_scheduler_options,
+    command,
+    listed,
+    name_list,
+)
+from tgbhub.cli.output import print_json
+from tgbhub.errors import InvalidNameError
+
+GROUP = "results"
+#: the leaderboard actions; an older ``tgbhub leaderboard NAME`` (a dataset where the action stands) means ``show``
+ACTIONS = ("show", "update", "seed")
+
+
+def run_submit(args: argparse.Namespace) -> int:
+    """Push a submission (and its claimed record) into the hub's submissions repo; the hub's ``tgbhub leaderboard
+    update`` grades it, never this command."""
+    from tgbhub.results.submissions import submit
+
+    done = submit(args.name, args.submission, to=args.hub, model=args.model, record=args.record, paper=args.paper,
+                  task=args.task, split=args.split, seed=args.seed, org=args.org, endpoint=args.endpoint,
+                  token=args.token, cache_dir=args.cache_dir, offline=args.offline or None)
+    if args.json:
+        return print_json(done.to_json())
+    print(f"{done.status}: {done.repo} {done.folder} ({done.dataset}, task {done.task})")
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    """Print a dataset's leaderboard."""
+    from tgbhub.results import leaderboards
+
+    rows = leaderboards.leaderboard(args.name, args.task, endpoint=args.endpoint, org=args.org, token=args.token,
+                                    cache_dir=args.cache_dir)
+    if args.json:
+        return print_json(rows)
+    print("\n".join(leaderboards.table_lines(rows)))
+    return 0
+
+
+def run_update(args: argparse.Namespace) -> int:
+    """Grade every new submission on the hub and commit records and boards (the hub's maintainer)."""
+    from tgbhub.results import leaderboards
+
+    report = leaderboards.update(args.hub, org=args.org, endpoint=args.endpoint, token=args.token,
+                                 scheduler=args.scheduler, retries=args.retries, cache_dir=args.cache_dir,
+                                 offline=args.offline or None)
+    if args.json:
+        return print_json(report.to_json())
+    print("\n".join(report.lines()))
+    return 0
+
+
+def run_seed(args: argparse.Namespace) -> int:
+    """Submit every heuristic baseline of a family, or trained runs (``--runs``), to the hub."""
+    from tgbhub.results import leaderboards
+
+    datasets = name_list(args.datasets, "--datasets", args.family)
+    models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
+    access = {"org": args.org, "endpoint": args.endpoint, "token": args.token, "cache_dir": args.cache_dir,
+              "offline": args.offline or None}
+    if args.runs and (datasets or models):
+        raise InvalidNameError("--runs submits the trained runs in those folders; --datasets and --models choose "
+                               "heuristics to run: use one or the other")
+    done = (leaderboards.seed_runs(args.hub, args.runs, **access) if args.runs else
+            leaderboards.seed_baselines(args.hub, family=args.family, datasets=datasets, models=models, **access))
+    if args.json:
+        return print_json([item.to_json() for item in done])
+    for item in done:
+        print(f"{item.status}: {item.dataset} {item.task} {item.folder.rsplit('/', 1)[1]}")
+    return 0
+
+
+def read_old_leaderboard(argv: Sequence[str]) -> list[str]:
+    """``argv`` with the older leaderboard spellings rewritten, each with a notice: ``leaderboard NAME`` is
+    ``leaderboard show NAME`` and ``leaderboard seed-baselines`` is ``leaderboard seed``."""
+    from tgbhub.cli.grammar import notice
+
+    words = list(argv)
+    if "leaderboard" not in words:
+        return words
+    at = words.index("leaderboard") + 1
+    if at < len(words) and words[at] == "seed-baselines":
+        notice("`tgbhub leaderboard seed-baselines` is now `tgbhub leaderboard seed`")
+        words[at] = "seed"
+    elif at < len(words) and "/" in words[at]:
+        notice(f"`tgbhub leaderboard {words[at]}` is now `tgbhub leaderboard show {words[at]}`")
+        words.insert(at, "show")
+    return words
+
+
+def register(commands: argparse._SubParsersAction) -> list[tuple[str, str]]:
+    """Add ``submit`` and ``leaderboard show|update|seed``; returns (command, summary) pairs for the main help."""
+    submitting = _add_submit(commands)
+    board = commands.add_parser("leaderboard", description="a dataset's leaderboard on a hub: show it, or (the hub's "
+                                "maintainer) grade new submissions into the boards, or seed them with baselines")
+    actions = board.add_subparsers(dest="action", metavar="ACTION", required=True)
+    return listed(submitting, _add_show(actions), _add_update(actions), _add_seed(actions))
+
+
+def _add_submit(commands: argparse._SubParsersAction) -> Parser:
+    submitting = command(commands, "submit", "push a submission to a hub, to be graded there", run_submit,
+                         description="push a submission (and its claimed record) to a hub's submissions repo, to be "
+                         "graded by the hub's `tgbhub leaderboard update`")
+    add_dataset(submitting)
+    submitting.add_argument("submission", metavar="SUBMISSION", help="the Parquet file, in the task's schema")
+    add_hub_options(submitting)
+    submitting.add_argument("--model", required=True, metavar="M", help="the model's name on the board")
+    submitting.add_argument("--record", metavar="R", help="the result record --record wrote for this file (your "
+                            "claim; the grader re-grades and flags a claim that differs)")
+    submitting.add_argument("--paper", metavar="URL", help="the paper or code to cite")
+    submitting.add_argument("--task", help="task name (default: the task whose columns the file has)")
+    submitting.add_argument("--split", help="graded split (default: the task's report split)")
+    submitting.add_argument("--seed", type=int, metavar="S", help="the run's seed; seeds of one model aggregate "
+                            "into one row (default: the record's)")
+    submitting.add_argument("--json", action="store_true")
+    return submitting
+
+
+def _add_show(actions: argparse._SubParsersAction) -> Parser:
+    showing = command(actions, "show", "print a dataset's leaderboard", run_show)
+    add_dataset(showing)
+    showing.add_argument("--task", help="task name (default: the dataset's default task)")
+    showing.add_argument("--org", help=HUB_HELP["--org"])
+    showing.add_argument("--endpoint", help=HUB_HELP["--endpoint"])
+    showing.add_argument("--token", help="read token for a private hub (default: $TGBHUB_TOKEN, else $HF_TOKEN)")
+    showing.add_argument("--json", action="store_true", help="print the rows as JSON")
+    return showing
+
+
+def _add_update(actions: argparse._SubParsersAction) -> Parser:
+    updating = command(actions, "update", "grade new submissions into the boards (maintainer)", run_update,
+                       description="grade every new submission and commit records and boards (the hub's maintainer)")
+    add_hub_options(updating, hub_help="git:ROOT or hf: where the submissions and results repos are")
+    add_scheduler_options(updating)
+    updating.add_argument("--json", action="store_true")
+    return updating
+
+
+def _add_seed(actions: argparse._SubParsersAction) -> Parser:
+    seeding = command(actions, "seed", "submit a family's baselines or trained runs", run_seed,
+                      description="run and submit every heuristic baseline of a family, or submit trained runs")
+    add_hub_options(seeding, hub_help="git:ROOT or hf: where to submit")
+    seeding.add_argument("--family", default="t-grab", help="the family whose datasets to run (default: %(default)s)")
+    seeding.add_argument("--datasets", metavar="FAMILY/NAME,...",
+                         help="comma-separated subset, e.g. t-grab/ce-64,t-grab/pdet-2-4 (default: all)")
+    seeding.add_argument("--models", help="comma-separated baselines (default: every baseline of each task)")
+    seeding.add_argument("--runs", nargs="+", metavar="DIR", help="instead: submit these trained runs (`tgbhub train "
+                         "--out DIR --record DIR/record.json` folders), each with its record as the claim")
+    seeding.add_argument("--json", action="store_true")
+    return seeding

@@ -1,0 +1,89 @@
+"""The training command: fit a trainable baseline, grade it, write checkpoint and submission."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from tgbhub.cli.grading import RegistryHelp, add_record_option, write_record
+from tgbhub.cli.grammar import add_dataset, command, listed
+from tgbhub.cli.output import print_json, print_result
+from tgbhub.errors import InvalidNameError
+
+GROUP = "training"
+
+
+def hparams(pairs: list[str]) -> dict[str, Any]:
+    """``["channels=8", "dropout=0.1"]`` -> ``{"channels": 8, "dropout": 0.1}`` (values parsed as JSON, else text).
+
+    Raises:
+        InvalidNameError: for an item without ``=``.
+    """
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InvalidNameError(f"--hparam {pair!r} is not KEY=VALUE; write e.g. --hparam channels=64")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """Train, grade and print the run (exit 3, via main, when a time limit paused it)."""
+    from tgbhub.training import RESULT_KEYS, train
+
+    options = {k: getattr(args, k) for k in ("batch_size", "lr", "patience", "limit_batches", "time_limit")
+               if getattr(args, k) is not None}
+    result = train(args.model, args.name, seed=args.seed, device=args.device, epochs=args.epochs, out=args.out,
+                   task=args.task, split=args.split, cache_dir=args.cache_dir, hparams=hparams(args.hparam),
+                   compile=args.compile, amp=args.amp, resume=args.resume, **options)
+    write_record(args, result)
+    if args.json:
+        return print_json({k: result[k] for k in RESULT_KEYS})
+    print_result(result.to_json(), False)
+    print(f"{'seed':>10}: {result['seed']}")
+    print(f"{'device':>10}: {result['device']}")
+    print(f"{'epochs':>10}: {result['epochs_run']} run, best {result['best_epoch'] + 1}")
+    print(f"{'train':>10}: {result['train_seconds']:.1f} s")
+    for key, path in result.get("files", {}).items():
+        print(f"{key:>10}: {path}")
+    if result.get("regrade"):
+        print(f"{'regrade':>10}: {result['regrade']}")
+    return 0
+
+
+def register(commands: argparse._SubParsersAction) -> list[tuple[str, str]]:
+    """Add ``train``; returns (command, summary) pairs for the main help."""
+    trainer = command(commands, "train", "train a neural baseline and grade it", run_train,
+                      description="train a neural baseline, grade it, write checkpoint and submission",
+                      formatter_class=RegistryHelp)
+    trainer.add_argument("model", help="the model, by task type: {trainers}")
+    add_dataset(trainer)
+    trainer.add_argument("--seed", type=int, default=42, help="seed of weights, shuffling and dropout (default 42)")
+    trainer.add_argument("--device", default="auto", help="auto (CUDA when present, else CPU), cpu, cuda or cuda:N")
+    trainer.add_argument("--epochs", type=int, help="maximum epochs (default: the model's published protocol)")
+    trainer.add_argument("--batch-size", type=int, help="default: the published protocol's")
+    trainer.add_argument("--lr", type=float, help="learning rate (default: the model's published one)")
+    trainer.add_argument("--patience", type=int, help="early-stopping patience in epochs (default: the protocol's)")
+    trainer.add_argument("--limit-batches", type=int, help="cap train batches per epoch (smoke runs; not comparable "
+                         "to published numbers)")
+    trainer.add_argument("--hparam", action="append", default=[], metavar="KEY=VALUE",
+                         help="override a model size, e.g. --hparam channels=64 (repeatable)")
+    trainer.add_argument("--compile", action="store_true", help="torch.compile the model (off by default)")
+    trainer.add_argument("--amp", action="store_true", help="bfloat16 autocast of the training steps; validation "
+                         "and rollout stay float32 (off by default)")
+    trainer.add_argument("--task", help="task name (default: the dataset's first task the model trains for)")
+    trainer.add_argument("--split", help="split to predict and grade (default: the task's report split)")
+    trainer.add_argument("--out", metavar="DIR", help="folder for model.pt, submission.parquet and result.json "
+                         "(default: ./train-MODEL-FAMILY-NAME-sSEED)")
+    trainer.add_argument("--resume", action="store_true", help="keep the fit's state in OUT/fit-state.pt after every "
+                         "epoch and go on from it when it exists (a run over several processes or GPU slots)")
+    trainer.add_argument("--time-limit", type=float, metavar="SECONDS", help="with --resume: stop at the epoch "
+                         "boundary before an epoch that would end later than this (exit 3; run again to go on)")
+    trainer.add_argument("--json", action="store_true", help="print the run's JSON summary")
+    add_record_option(trainer)
+    return listed(trainer)

@@ -15,7 +15,7 @@ from tgbhub import cache, config
 from tgbhub.data import TemporalGraphDataset, TrajectoryDataset, open_dataset
 from tgbhub.evaluate.graded import Graded
 from tgbhub.errors import (CacheWriteError, DatasetNotFoundError, FetchError, GenerationError, IntegrityError,
-                           InvalidNameError, ManifestError, SourceUnavailableError, SourceWarning, TgbhubError,
+                           InvalidNameError, SourceUnavailableError, SourceWarning, TgbhubError,
                            UnsupportedTaskError)
 from tgbhub.manifest import DIGEST_KIND, SHA256_KIND, Manifest, plain, read_manifest, require_kind
 from tgbhub.progress import Steps
@@ -24,7 +24,7 @@ from tgbhub.sources import Source
 from tgbhub.local.gateway import BuildSource, Parent
 from tgbhub.sources.hf import HubSource
 from tgbhub.sources.http import MirrorSource
-from tgbhub.local.task_artifacts import document_on_request, ensure_task_cached
+from tgbhub.local.task_artifacts import declare_tasks
 from tgbhub.tasks.documents import TaskDocument, documents_for, with_tasks
 from tgbhub.tasks.specs import TaskSpec, declared_on_request, task_spec, task_specs
 
@@ -338,29 +338,6 @@ def tasks_on_request(manifest: Manifest) -> list[TaskSpec]:
     return declared_on_request(manifest, {document.task_name for document in task_documents(manifest)})
 
 
-def _declare_tasks(dataset: Any, manifest: Manifest, root: Path) -> None:
-    """Give ``dataset`` the tasks of its bundled task documents, plus the registered tasks declared on request for
-    its kind (their documents and artifacts are built on first use, from the verified data, and cached), and the
-    opener that builds their artifacts."""
-    documents = task_documents(manifest)
-    on_request = {spec.name: spec for spec in tasks_on_request(manifest)}
-    blocks = [document.task for document in documents]
-    blocks += [{**spec.block(manifest, dataset), "builtOnRequest": True} for spec in on_request.values()]
-    by_name = {document.task_name: document for document in documents}
-
-    def open_task(opened: TemporalGraphDataset, task: str) -> tuple[Manifest, Any]:
-        edges = {manifest.graph["edges_file"]: {"t": opened.t, "src": opened.src, "dst": opened.dst}}
-        document = by_name.get(task)
-        if document is None and task in on_request:
-            document = document_on_request(manifest, edges, root, on_request[task])
-        if document is None:
-            raise ManifestError(f"{manifest.name}@{manifest.version} has no task document for task {task!r}; "
-                                f"its task documents declare {', '.join([*by_name, *on_request]) or 'none'}")
-        return document.artifacts, ensure_task_cached(document, manifest, edges, root).columns
-
-    dataset.declare_tasks(with_tasks(manifest, blocks), open_task)
-
-
 def prepare_tasks(name: str, *, cache_dir: str | os.PathLike[str] | None = None,
                   offline: bool | None = None) -> list[str]:
     """Build (or find, verified) the artifacts of every task of dataset ``name`` that a task document declares, so
@@ -652,7 +629,7 @@ def open_verified(manifest: Manifest, root: Path, settings: Fetching = Fetching(
     entry, served_by = ensure_cached(manifest, root, chosen, offline=config.offline_mode(settings.offline))
     dataset = open_dataset(manifest, entry.columns, served_by, evaluator_factory=get_evaluator, parent=parent)
     if manifest.graph.get("kind") == "temporal-graph":
-        _declare_tasks(dataset, manifest, root)
+        declare_tasks(dataset, manifest, _REGISTRY.root, root)
     return dataset, entry  # type: ignore[return-value]
 
 

@@ -11,16 +11,49 @@ from pathlib import Path
 from typing import Any
 
 from tgbhub.cache import CacheEntry, Fetched, install, lookup
-from tgbhub.errors import IntegrityError
-from tgbhub.manifest import Manifest
-from tgbhub.progress import Steps
-from tgbhub.manifest import TASKS_FOLDER
+from tgbhub.errors import IntegrityError, ManifestError
 from tgbhub.local.gateway import build_and_install, task_artifacts, task_builder
-from tgbhub.tasks.documents import TaskDocument, document_path, parse_task_document, read_task_document
-from tgbhub.tasks.specs import TaskSpec, task_spec
+from tgbhub.manifest import TASKS_FOLDER, Manifest
+from tgbhub.progress import Steps
+from tgbhub.tasks.documents import (TaskDocument, document_path, documents_for, parse_task_document,
+                                    read_task_document, with_tasks)
+from tgbhub.tasks.specs import TaskSpec, declared_on_request, task_spec
 
 #: how a cache names the task documents it built on request (next to the artifacts' version folder)
 ON_REQUEST_SUFFIX = ".document.json"
+
+
+def declare_tasks(dataset: Any, manifest: Manifest, manifests: Path, root: Path) -> None:
+    """Give a temporal-graph ``dataset`` its tasks: those of its bundled task ``documents``, plus the registered tasks
+    of its kind that no document declares (declared on request: their documents and artifacts are built from the
+    verified data on first use, and cached), and the opener that finds or builds a task's artifacts.
+
+    Args:
+        dataset: the :class:`~tgbhub.data.TemporalGraphDataset` just opened from ``manifest``.
+        manifest: its manifest.
+        manifests: the manifest root whose bundled task documents pinned to ``manifest``'s version it declares.
+        root: the cache root the artifacts are kept in.
+
+    Raises:
+        ManifestError: if a bundled task document is malformed.
+    """
+    documents = documents_for(manifests, manifest)
+    on_request = {spec.name: spec for spec in declared_on_request(manifest, {d.task_name for d in documents})}
+    by_name = {document.task_name: document for document in documents}
+    blocks = [document.task for document in documents]
+    blocks += [{**spec.block(manifest, dataset), "builtOnRequest": True} for spec in on_request.values()]
+
+    def open_task(opened: Any, task: str) -> tuple[Manifest, Any]:
+        edges = {manifest.graph["edges_file"]: {"t": opened.t, "src": opened.src, "dst": opened.dst}}
+        document = by_name.get(task)
+        if document is None and task in on_request:
+            document = document_on_request(manifest, edges, root, on_request[task])
+        if document is None:
+            raise ManifestError(f"{manifest.name}@{manifest.version} has no task document for task {task!r}; "
+                                f"its task documents declare {', '.join([*by_name, *on_request]) or 'none'}")
+        return document.artifacts, ensure_task_cached(document, manifest, edges, root).columns
+
+    dataset.declare_tasks(with_tasks(manifest, blocks), open_task)
 
 
 def check_dataset(document: TaskDocument, manifest: Manifest) -> None:

@@ -1,4 +1,4 @@
-"""The importer registry: every benchmark whose published releases ``tgbhub import SOURCE NAME`` converts.
+"""The importer registry: every benchmark whose published releases ``tgbhub import FAMILY/NAME`` converts.
 
 An importer is a plug-in: its own folder defines ``IMPORTER`` (an :class:`Importer`: its catalogue, where each
 release lives, the version an import gets, and the conversion), named here by one line of :data:`REGISTERED`. The
@@ -25,7 +25,7 @@ from tgbhub.plugins import PluginTable
 
 #: where an import keeps the release it read, under the cache root: ``<cache>/downloads/<importer>/<file>``
 KEPT = Path("downloads")
-#: SOURCE of ``tgbhub import SOURCE NAME`` -> the module that defines its ``IMPORTER``
+#: an importer's name -> the module that defines its ``IMPORTER`` (each converts the releases of one family)
 REGISTERED: dict[str, str] = {
     "tgb": ".tgb.importer",
 }
@@ -52,8 +52,8 @@ class Converted:
 class Importer:
     """One benchmark's importer.
 
-    ``name``: the SOURCE of ``tgbhub import SOURCE NAME``. ``family``: the family its datasets are named in
-    (``tgb/tgbl-wiki``). ``summary``: one line for help texts. ``names()``: every dataset its catalogue knows.
+    ``name``: the importer's name. ``family``: the family its datasets are named in (``tgbhub import FAMILY/NAME``:
+    ``tgb/tgbl-wiki``). ``summary``: one line for help texts. ``names()``: every dataset its catalogue knows.
     ``entry(name)``: a catalogue entry, anything with a ``name`` attribute (the dataset's name in the benchmark);
     raises :class:`~tgbhub.errors.DatasetNotFoundError` with close names.
     ``card(entry)``: what ``tgbhub info`` shows before an import (statistics, upstream, citation). ``release(entry)``:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 from collections.abc import Callable
-from typing import Any, cast
+from typing import cast
 
 import llvmlite.binding as llvm_binding
 import numba
@@ -63,10 +63,11 @@ if AVAILABLE:
 # itself). numba's stubs type a call of an intrinsic as the pure-Python one, which takes the typing context and never
 # returns, so a type checker would skip every line of a kernel after its first call. The same object: only its static
 # type differs.
-_intrinsic = cast("Callable[[Callable[[Any, Any], Any]], Callable[[float], Any]]", intrinsic)
+_scalar_intrinsic = cast("Callable[[Callable[..., object]], Callable[[float], float]]", intrinsic)
+_pair_intrinsic = cast("Callable[[Callable[..., object]], Callable[[float], tuple[float, float]]]", intrinsic)
 
 
-@_intrinsic
+@_scalar_intrinsic
 def c_sin(typingctx, x):  # noqa: ARG001 - numba's intrinsic signature
     """``sin(x)`` from the C library, as one scalar call (never vectorised or substituted)."""
     signature = types.float64(types.float64)
@@ -79,7 +80,7 @@ def c_sin(typingctx, x):  # noqa: ARG001 - numba's intrinsic signature
     return signature, codegen
 
 
-@_intrinsic
+@_scalar_intrinsic
 def c_log(typingctx, x):  # noqa: ARG001
     """``log(x)`` from the C library, as one scalar call (never LLVM's ``llvm.log``, which SVML may replace)."""
     signature = types.float64(types.float64)
@@ -92,7 +93,7 @@ def c_log(typingctx, x):  # noqa: ARG001
     return signature, codegen
 
 
-@_intrinsic
+@_pair_intrinsic
 def c_sincos(typingctx, x):  # noqa: ARG001
     """``(sin(x), cos(x))`` from the C library's ``sincos`` (bitwise equal to its ``sin`` and ``cos``)."""
     signature = types.UniTuple(types.float64, 2)(types.float64)

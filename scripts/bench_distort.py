@@ -7,7 +7,7 @@
    (parents + 10 x the seed-0 variants; every seed of a kind does the same work on the same parent).
 2. SHUFFLE and INTENSE(k=5) transform throughput on the test split of the largest T-GRAB dataset
    (t-grab/psto-64-p90), in rows of the input split per second, against a straightforward numpy version of the
-   authors' scripts (TLPCF note §5.2) doing the same work in the same run: ``np.random.shuffle`` of the test
+   authors' scripts (docs/derived.md, "How we draw them") doing the same work in the same run: ``np.random.shuffle`` of the test
    timestamp column, then the rows sorted by their new timestamp; for INTENSE, 5 copies of every row each with
    ``np.random.uniform(-tau, tau)``, concatenated with the source row id and sorted (numpy's default, unstable
    ``argsort``, as pandas' default sort). Ours additionally keeps undirected mirror rows together, sorts stably with

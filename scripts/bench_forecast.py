@@ -1,6 +1,6 @@
 """Window evaluation benchmark (run through ``scripts/bench forecast``); prints a markdown table of medians and ratios.
 
-Link forecasting (spec ``linkforecast.md`` §2.1, §2.3-2.4): the test split of a synthetic bursty continuous-time
+Link forecasting (docs/forecasting.md): the test split of a synthetic bursty continuous-time
 stream (default 1M events, ~10k nodes, directed, integer seconds; quiet and busy Poisson periods plus a few
 single-timestamp bursts of hundreds of e-mails from one sender, as in Enron) is cut into windows of the paper's
 matched horizon (``suggest_horizon``); every window's events are scored by EdgeBank (unlimited memory: 1 if the pair
@@ -9,7 +9,7 @@ and AUC-ROC and AP are computed per window and averaged over the windows.
 
 - tgbhub: ``window_index`` -> ``score_groups("edgebank", ...)`` -> ``grouped_auroc_ap`` -> mean (the reference
   evaluator's path), also timed step by step.
-- the peer: the evaluation loop of the paper's DyGLib fork (spec §5.1), written here as that code does it: a
+- the peer: the evaluation loop of the paper's DyGLib fork, written here as that code does it: a
   ``SnapshotLoader`` whose dataset computes each window's positions with a boolean mask over the split's times
   (``t0 + i*h <= t <= t0 + (i+1)*h - 1``, ``t0 = floor(min t)``) and yields the non-empty ones; per window EdgeBank's
   predictions as numpy arrays, ``sklearn.metrics.roc_auc_score`` / ``average_precision_score`` on the window's
@@ -116,7 +116,7 @@ def bursty_stream(n: int, num_nodes: int, seed: int) -> tuple[np.ndarray, np.nda
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# the peer: DyGLib fork's window loader and evaluation loop (spec §5.1)
+# the peer: DyGLib fork's window loader and evaluation loop
 # ---------------------------------------------------------------------------------------------------------------------
 
 class SnapshotLoader:

@@ -1,6 +1,6 @@
 """ChaosNetBench upstream's training-loop data path, re-created for the speed benchmark (the "peer").
 
-What upstream's ``chaosnetbench/training.py`` does per run (spec ``chaosnetbench.md`` §4.3-4.5, §5.1), written here
+What upstream's ``chaosnetbench/training.py`` does per run (docs/chaosnet.md and docs/baselines.md describe the protocol), written here
 the way that code does it, so its time can be set against tgbhub's trainer on the same model and data:
 
 - ``CSMDataset``: the normalised split array (rows of all ICs concatenated) copied once into a float32 tensor;

@@ -1,8 +1,8 @@
 """Test-only: ChaosNetBench's indicator procedures as upstream describes them, in plain numpy, one IC at a time.
 
 An independent implementation of the tangent map, Benettin's maximal Lyapunov exponent and the SALI screen
-(spec sections 3.1-3.3), written from the spec: per-site loops for the coupling, ``np.linalg.norm`` for norms. The
-tests compare the numba kernel's indicators against it.
+(docs/chaosnet.md, Chaos indicators), written from that description: per-site loops for the coupling,
+``np.linalg.norm`` for norms. The tests compare the numba kernel's indicators against it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Window EdgeBank (spec linkforecast.md §2.5/§4.1) against a deliberately simple implementation written here, and
+"""Window EdgeBank (docs/forecasting.md, Baselines) against a deliberately simple implementation written here, and
 the other window heuristics, on datasets built by the real generators."""
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ def test_every_window_heuristic_runs_through_the_registry(ds) -> None:
     assert all(0.0 <= v <= 1.0 for v in aucs.values()) and len(set(aucs.values())) > 3
 
 
-# --- DyGLib's memory: the train edges of its "new test nodes" left out (spec linkforecast.md §2.5) -------------------
+# --- DyGLib's memory: the train edges of its "new test nodes" left out (docs/baselines.md) ---------------------------
 
 
 def test_new_test_nodes_follow_dyglibs_rule_and_are_deterministic(ds) -> None:

@@ -1,5 +1,6 @@
-"""The ChaosNetBench generator: bit-exact trajectories (the spec's SHA-256 test vectors), indicators checked against
-an independent implementation, the catalogue, byte-stable HDF5 files, and the floating-point portability guards."""
+"""The ChaosNetBench generator: bit-exact trajectories (SHA-256 test vectors from upstream's code), indicators checked
+against an independent implementation, the catalogue, byte-stable HDF5 files, and the floating-point portability
+guards."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ from tgbhub.hashing import file_sha256
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# spec section 1.3: (K, rho, N), seeds of ic_00 and ic_01, q0[0], first stored q_1, sha256 of ic_00's (10000, 2N)
+# computed with upstream's generate_trajectory: (K, rho, N), seeds of ic_00 and ic_01, q0[0], first stored q_1,
+# sha256 of ic_00's (10000, 2N)
 TEST_VECTORS = [
     ((0.5, 0.05, 8), (510329322, 1026948677), 5.359488905958688, 5.121014026218638,
      "a18a2be926a92d0d6b6ce174eff36d5e2e76eb37943aad5000fc1a03f28875c4"),

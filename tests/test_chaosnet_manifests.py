@@ -1,5 +1,6 @@
-"""Every ChaosNetBench manifest: valid Croissant, mapped to its catalogue entry, carrying the spec's test vectors as
-published per-IC digests, and recording the indicator facts the spec measured."""
+"""Every ChaosNetBench manifest: valid Croissant, mapped to its catalogue entry, carrying the SHA-256 test vectors
+(computed with upstream's code) as published per-IC digests, and recording the known indicator facts (the paper's
+worked example, the SALI screen's horizon limit)."""
 
 from __future__ import annotations
 
@@ -114,17 +115,17 @@ def _stats(name: str) -> dict:
 
 
 def test_indicator_facts_the_spec_measured() -> None:
-    # spec 3.3 and section 0 item 8: mean lambda 0.585 at K = 2.0, rho = 0.05, N = 8; 0.080 at K = 0.5, rho = 0.05
+    # the paper's worked example: mean lambda 0.585 at K = 2.0, rho = 0.05, N = 8; and 0.080 at K = 0.5, rho = 0.05
     assert _stats("k2.0-rho0.05-n8")["lambda_mean"] == pytest.approx(0.585, abs=0.0005)
     assert _stats("k0.5-rho0.05-n8")["lambda_mean"] == pytest.approx(0.080, abs=0.0005)
-    # spec 3.2: at N = 32 the 1,000-step screen calls only 14-67 % of orbits chaotic, although every orbit has
-    # lambda >= 0.08 (>= 1.40 at K = 6.5) ...
+    # upstream's SALI screen is horizon-limited: at N = 32 the 1,000-step screen calls only 14-67 % of orbits
+    # chaotic, although every orbit has lambda >= 0.08 (>= 1.40 at K = 6.5) ...
     n32 = [_stats(f"k{k!r}-rho{r!r}-n32") for k in (0.5, 0.97, 2.0, 6.5) for r in (0.05, 0.075, 0.1, 0.15, 0.2,
                                                                                0.3, 0.4, 0.5)]
     fractions = [s["sali_screens"]["1000"]["chaotic_fraction"] for s in n32]
     assert (min(fractions), max(fractions)) == (0.14, 0.67)
     assert min(s["lambda_min"] for s in n32) >= 0.08 and min(s["lambda_min"] for s in n32[24:]) >= 1.40
-    # ... while with 5,000 steps every orbit is chaotic in the three instances the spec retested
+    # ... while with 5,000 steps every orbit is chaotic in the three instances retested
     for name in ("k6.5-rho0.05-n32", "k2.0-rho0.05-n16", "k0.5-rho0.05-n8"):
         assert _stats(name)["sali_screens"]["5000"]["chaotic_fraction"] == 1.0, name
 

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MINI = ["chaosnet/mini-k0.5-rho0.1-n8", "chaosnet/mini-k0.5-rho0.3-n8", "chaosnet/mini-k2.0-rho0.1-n8",
         "chaosnet/mini-k2.0-rho0.3-n8"]
 FULL_N8 = "chaosnet/k2.0-rho0.2-n8"
-# The spec's test vector of that instance: sha256 of IC 0's (10000, 16) states.
+# The test vector of that instance (computed with upstream's code): sha256 of IC 0's (10000, 16) states.
 FULL_N8_STATE0 = next(sha for (k, rho, n), *_, sha in TEST_VECTORS if (k, rho, n) == (2.0, 0.2, 8))
 
 _LOAD = """

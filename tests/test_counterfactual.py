@@ -1,5 +1,6 @@
 """The counterfactual (TLPCF) harness, its controls and the generative evaluator, on T-GRAB data built by the real
-generators (TLPCF note §8 E). Variants come from the bundled manifests and are built into the session cache."""
+generators (docs/derived.md, Counterfactual evaluation). Variants come from the bundled manifests and are built into
+the session cache."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from tgbhub.evaluate import generative as gen
 from tgbhub.evaluate.counterfactual_stats import CAPTURES, FAILS, INCONCLUSIVE
 
 SMALL = "t-grab/pdet-2-1"        # 8 test snapshots, 1,320 test rows: fast enough for every default test
-STRUCTURED = "t-grab/pdet-2-16"  # 128 test snapshots: two ER graphs alternating in blocks of 16 (spec E.3)
+STRUCTURED = "t-grab/pdet-2-16"  # 128 test snapshots: two ER graphs alternating in blocks of 16
 
 
 def _load(name: str, cache: Path):
@@ -70,7 +71,7 @@ def test_recency_is_a_ranking_baseline() -> None:
     assert "recency" not in models_for("snapshot-link-prediction")
 
 
-# --- E.5: loader round-trips -------------------------------------------------------------------------------------
+# --- loader round-trips ------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("label,k", [("shuffle", 1), ("intense-k5", 5), ("intense-k1", 1)])
@@ -161,7 +162,7 @@ def test_missing_condition_and_bad_options_are_errors(shared_cache: Path) -> Non
 
 
 def test_precheck_flags_a_stream_that_is_already_a_shuffle(shared_cache: Path) -> None:
-    """§8 D.2's null: a SHUFFLE of a shuffled stream distorts nothing. Seed 0's shuffle plays the real split."""
+    """The null control: a SHUFFLE of a shuffled stream distorts nothing. Seed 0's shuffle plays the real split."""
     shuffles = _variants(STRUCTURED, "shuffle", range(6), shared_cache)
     null = cf.shuffle_precheck(shuffles[0], shuffles[1:])
     assert null["applied"] and not null["effective"], null["reason"]
@@ -174,7 +175,7 @@ def test_precheck_flags_a_stream_that_is_already_a_shuffle(shared_cache: Path) -
                                                                      rel=0.05)
 
 
-# --- E.3 and E.4: memoriser controls on a stream with temporal structure ---------------------------------------------
+# --- memoriser controls and the duplicate leak on a stream with temporal structure -----------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +188,7 @@ def structured_report(shared_cache: Path) -> cf.Report:
 
 
 def test_edgebank_is_blind_to_shuffle(structured_report: cf.Report) -> None:
-    """E.3: a time-agnostic memoriser barely moves under SHUFFLE (every test pair recurs from train)."""
+    """Memoriser control: a time-agnostic memoriser barely moves under SHUFFLE (every test pair recurs from train)."""
     for metric in ("auroc", "mrr"):
         row = _row(structured_report, "edgebank", "shuffle", metric)
         assert abs(row["delta"]) < 0.01, row
@@ -195,16 +196,16 @@ def test_edgebank_is_blind_to_shuffle(structured_report: cf.Report) -> None:
 
 
 def test_edgebank_does_not_gain_under_intense_on_tgrab(structured_report: cf.Report) -> None:
-    """E.3, honestly: the note expects EdgeBank-inf to *gain* under INTENSE (its synthetic test pairs are often new,
-    and the copies leak them into the history). On T-GRAB every test pair already occurred in train, so the memory
+    """Memoriser control, honestly: on a synthetic stream EdgeBank-inf *gains* under INTENSE (its test pairs are often
+    new, and the copies leak them into the history). On T-GRAB every test pair already occurred in train, so the memory
     already holds every positive and INTENSE cannot add one: the gap is zero."""
     row = _row(structured_report, "edgebank", "intense-k5", "auroc")
     assert abs(row["delta"]) < 1e-9 and not row["significant_drop"]
 
 
 def test_recency_drops_significantly_under_shuffle(structured_report: cf.Report) -> None:
-    """E.3: a timing-aware scorer with historical negatives shows a clearly negative, significant SHUFFLE gap (on
-    pdet-2-16: MRR 0.977 -> 0.782, AP 0.910 -> 0.499; pooled AU-ROC only 0.995 -> 0.975, because most of its 1:q
+    """Memoriser control: a timing-aware scorer with historical negatives shows a clearly negative, significant SHUFFLE
+    gap (on pdet-2-16: MRR 0.977 -> 0.782, AP 0.910 -> 0.499; pooled AU-ROC only 0.995 -> 0.975, because most of its 1:q
     pairs are against random negatives that recency separates with or without timing)."""
     for metric in ("mrr", "ap"):
         row = _row(structured_report, "recency", "shuffle", metric)
@@ -216,8 +217,9 @@ def test_recency_drops_significantly_under_shuffle(structured_report: cf.Report)
 
 
 def test_intense_duplicate_leak_shrinks_with_k1(structured_report: cf.Report) -> None:
-    """E.4: history-based scorers gain under INTENSE k=5 (sibling copies of the query edge land in the history
-    just before it), and the gain vanishes with the k=1 control, which jitters by the same tau_bar without copies."""
+    """Duplicate-leak control: history-based scorers gain under INTENSE k=5 (sibling copies of the query edge land in
+    the history just before it), and the gain vanishes with the k=1 control, which jitters by the same tau_bar without
+    copies."""
     for model in ("recency", "persistence"):
         k5 = _row(structured_report, model, "intense-k5", "mrr")
         k1 = _row(structured_report, model, "intense-k1", "mrr")
@@ -263,7 +265,7 @@ def test_api_and_cli(shared_cache: Path, tmp_path: Path, capsys: pytest.CaptureF
     assert (out / "counterfactual.png").exists() or "plot skipped" in printed
 
 
-# --- generative evaluation (§6.7) ------------------------------------------------------------------------------------
+# --- generative evaluation -------------------------------------------------------------------------------------------
 
 
 def test_generative_baselines_order(shared_cache: Path, tmp_path: Path) -> None:
@@ -312,12 +314,12 @@ def test_failed_precheck_makes_shuffle_verdicts_inconclusive(shared_cache: Path,
     assert any(line.strip() == "WARNING: the real split looks like its own shuffles" for line in cf.table_lines(report))
 
 
-# --- §8 E.3 on the spec's own synthetic stream (§4.5): the signs a correct streaming/negatives plumbing shows ------
+# --- memoriser controls on a bursty synthetic stream: the signs a correct streaming/negatives plumbing shows -------
 
 
 def _bursty_stream(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The TLPCF note's §4.5 control stream: 1,000 pairs, each with 1-5 bursts of 1-7 events (exponential gaps, mean
-    30 s) at uniform times over 1e6 s; rows sorted by time."""
+    """The bursty control stream (docs/derived.md, Counterfactual evaluation): 1,000 pairs, each with 1-5 bursts of 1-7
+    events (exponential gaps, mean 30 s) at uniform times over 1e6 s; rows sorted by time."""
     nodes = 400
     pairs = rng.choice(nodes * nodes, size=1000, replace=False)
     src, dst, t = [], [], []
@@ -359,8 +361,9 @@ def _stream_aucs(src: np.ndarray, dst: np.ndarray, t: np.ndarray, split: int, te
 
 
 def test_memorisers_show_the_notes_signs_on_its_bursty_stream() -> None:
-    """§8 E.3: EdgeBank-inf is blind to SHUFFLE and gains under INTENSE (the duplicate leak); a recency scorer with
-    historical negatives drops clearly under SHUFFLE. Our transforms and causal memory must reproduce these signs."""
+    """Memoriser controls: EdgeBank-inf is blind to SHUFFLE and gains under INTENSE (the duplicate leak); a recency
+    scorer with historical negatives drops clearly under SHUFFLE. Our transforms and causal memory must reproduce these
+    signs."""
     from generators.tlpcf.distort import distort
 
     gaps = {"edgebank": {"shuffle": [], "intense": []}, "recency_hist": {"shuffle": [], "intense": []}}

@@ -1,5 +1,5 @@
 """Counterfactual gap statistics: Student-t quantiles without scipy, mean ± CI, Welch's test, and the paper's own
-Table 3 run through the verdict rule (TLPCF note §2.4, §8 E.1-E.2)."""
+Table 3 run through the verdict rule (the TLPCF paper; docs/derived.md, Counterfactual evaluation)."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def test_distribution_functions_refuse_bad_arguments(call, message: str) -> None
 
 
 def test_mean_ci95_unit_value() -> None:
-    # §8 E.1: values 1..10 -> mean 5.5, s = sqrt(55/6), CI = t_{0.975,9} s / sqrt(10) = 2.16585
+    # the CI's worked example: values 1..10 -> mean 5.5, s = sqrt(55/6), CI = t_{0.975,9} s / sqrt(10) = 2.16585
     mean, half, n = mean_ci95(np.arange(1, 11))
     assert (mean, n) == (5.5, 10)
     assert round(half, 5) == 2.16585
@@ -207,11 +207,11 @@ def test_compare_from_summary_refuses_bad_numbers(args, message: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# §8 E.2: the paper's Table 3 through the rule reproduces the S/E pattern of §2.4
+# the paper's Table 3 through the rule reproduces the S/E pattern worked out from it by hand
 # ---------------------------------------------------------------------------------------------------------------------
 
-# Table 3 of the paper, transcribed from the TLPCF note §4.3 (columns: wiki AU-ROC, wiki AP, reddit AU-ROC, reddit
-# AP, uci AU-ROC, uci AP).
+# Table 3 of the TLPCF paper, transcribed (columns: wiki AU-ROC, wiki AP, reddit AU-ROC, reddit AP, uci AU-ROC,
+# uci AP).
 TABLE_3 = """
 JODIE
 transductive (real)|0.9170 ± 0.003|0.9137 ± 0.005|0.9679 ± 0.004|0.9654 ± 0.005|0.8950 ± 0.003|0.8726 ± 0.005
@@ -243,7 +243,8 @@ INTENSE (ind.)|0.9972 ± 0.0006|0.9971 ± 1e-05|0.9929 ± 8e-05|0.9938 ± 8e-05|
 SHUFFLE (ind.)|0.9876 ± 0.01|0.9896 ± 0.006|0.9826 ± 0.0008|0.9851 ± 0.001|0.8383 ± 0.03|0.8783 ± 0.03
 """
 
-# The SHUFFLE table of the note §2.4 (columns: trans AU-ROC, trans AP, ind AU-ROC, ind AP), Δ and flags.
+# The SHUFFLE gaps worked out by hand from Table 3 (columns: trans AU-ROC, trans AP, ind AU-ROC, ind AP): Δ =
+# distorted - real, S when Δ < -(CI + CI'), E when Δ < -0.05.
 EXPECTED_SHUFFLE = """
 JODIE wikipedia | −0.0073 | −0.0175 | +0.0216 | +0.0108
 JODIE reddit | −0.0018 | −0.0041 | +0.0076 | +0.0113
@@ -278,7 +279,7 @@ def _parse_table_3() -> dict[tuple[str, str, str, str, str], tuple[float, float]
         for i, value in enumerate(values):
             mean, ci = (float(x) for x in value.split("±"))
             cells[(model, condition, setting, DATASETS[i // 2], METRICS[i % 2])] = (mean, ci)
-    assert len(cells) == 4 * 6 * 6   # 144 values, as the note says
+    assert len(cells) == 4 * 6 * 6   # 144 values, the whole table
     return cells
 
 
@@ -333,7 +334,7 @@ def test_table_3_no_model_passes_intense() -> None:
                     assert not out["significant_drop"] and out["verdict"] != CAPTURES, (model, setting, dataset)
                     if out["delta"] < 0:
                         negative.append((model, dataset, setting, metric, round(out["delta"], 4)))
-    # §2.4: the only INTENSE cells with a negative gap
+    # the only INTENSE cells of Table 3 with a negative gap, none of them significant
     assert sorted(negative) == sorted([("JODIE", "wikipedia", "trans", "ap", -0.0059),
                                        ("JODIE", "reddit", "trans", "auroc", -0.0060),
                                        ("JODIE", "reddit", "trans", "ap", -0.0087)])

@@ -1,4 +1,4 @@
-"""TLPCF distortions (tlpcf.md §1.2-1.4, §6.4, §8 A/B/D): exact invariants, determinism, distributions, probes."""
+"""TLPCF distortions (docs/derived.md, The two distortions): exact invariants, determinism, distributions, probes."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def _check_columns(cols) -> None:
 
 
 def _check_shuffle(src, dst, t, cols, symmetric) -> None:
-    """§8 A.2, exact."""
+    """SHUFFLE's exact invariants: every real pair keeps its multiplicity; timestamps, degrees, nodes, range kept."""
     _check_columns(cols)
     es, ed, et = _events_in(src, dst, t, symmetric)
     out = _events_out(cols, symmetric)
@@ -127,7 +127,8 @@ def _check_shuffle(src, dst, t, cols, symmetric) -> None:
 
 
 def _check_intense(src, dst, t, cols, k, symmetric) -> float:
-    """§8 A.3, exact; returns tau_bar."""
+    """INTENSE(k)'s exact invariants: k copies per event, counts and degrees times k, every copy within tau_bar;
+    returns tau_bar."""
     _check_columns(cols)
     es, ed, et = _events_in(src, dst, t, symmetric)
     out = _events_out(cols, symmetric)
@@ -302,7 +303,7 @@ def test_float_rounding_never_reaches_tau_bar() -> None:
     assert fixed[0] == np.nextafter(naive[0], 0.0)
 
 
-# --------------------------------------------------------------------------------------------- §8 A, exact
+# ---------------------------------------------------------------------------------------- exact invariants
 
 @pytest.mark.parametrize("symmetric", [False, True])
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -364,7 +365,7 @@ def test_tgrab_shuffle_invariants(tgrab_test) -> None:
         forward = src < dst
         out = _events_out(cols, True)
         assert np.array_equal(src[forward][out["orig_event_id"]], out["src"])
-        # binned global counts unchanged (§8 B.3, exact)
+        # binned global counts unchanged (exact under SHUFFLE)
         edges = np.arange(1407.5, 1536, 4.0)
         assert np.array_equal(np.histogram(cols["t"], edges)[0], np.histogram(t, edges)[0])
 
@@ -378,13 +379,13 @@ def test_tgrab_intense_invariants(tgrab_test, k: int) -> None:
     forward = src < dst
     out = _events_out(cols, True)
     assert np.all(np.abs(out["t"] - t[forward][out["orig_event_id"]]) < tau)
-    # §8 B.3: bins whose edges lie further than tau_bar from every event count exactly k times as many
+    # binned counts: bins whose edges lie further than tau_bar from every event count exactly k times as many
     edges = np.arange(1407.5, 1536, 8.0)
     assert np.array_equal(np.histogram(cols["t"], edges)[0], k * np.histogram(t, edges)[0])
 
 
 def test_intense_binned_counts_within_edge_bound() -> None:
-    """§8 B.3 on continuous times: |count' - k count| <= k * (events within tau_bar of the bin's edges)."""
+    """Binned counts on continuous times: |count' - k count| <= k * (events within tau_bar of the bin's edges)."""
     t = np.cumsum(np.random.default_rng(3).exponential(1.0, 3000))
     src = np.zeros(3000, dtype=np.int32)
     dst = np.ones(3000, dtype=np.int32)
@@ -510,7 +511,7 @@ def test_shuffle_of_a_degenerate_split_is_allowed() -> None:
     assert all(len(v) == 0 for v in cols.values()) and facts["t_min_out"] is None
 
 
-# ---------------------------------------------------------------------------------------- §8 B, statistical
+# ------------------------------------------------------------------------------- distributions, statistical
 
 def _ks_uniform(x: np.ndarray, lo: float, hi: float) -> float:
     """Kolmogorov-Smirnov statistic of ``x`` against Uniform(lo, hi)."""
@@ -578,7 +579,7 @@ def test_shuffle_is_uniform_over_seeds() -> None:
     assert abs(fixed / (2_000 * n) - 1 / n) < 0.02  # P(an event keeps its own timestamp) = 1/|E|
 
 
-# ---------------------------------------------------------------------------------------- §8 D.1, probes
+# ---------------------------------------------------------- temporal-structure probes: a periodic stream
 
 def _mean_pair_cv(cols_src, cols_dst, cols_t) -> float:
     pair = cols_src.astype(np.int64) << 32 | cols_dst.astype(np.int64)

@@ -1,5 +1,6 @@
-"""Loader adapters (tgbhub.compat.export): DyGLib ml_ with a split column, the TLPCF forks' ml_ files with split_times, and
-TGB's (src, dst, t)-keyed negatives; the round trips of the TLPCF note's section 8 E.5, on real data."""
+"""Loader adapters (tgbhub.compat.export): DyGLib ml_ with a split column, the TLPCF forks' ml_ files with split_times,
+and TGB's (src, dst, t)-keyed negatives; the loader round trips (docs/derived.md, Exports for other loaders), on real
+data."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Per-window negatives of link forecasting (generators/forecast): the pool rules of spec §2.3, determinism."""
+"""Per-window negatives of link forecasting (generators/forecast): the pool rules of docs/forecasting.md (Negatives),
+determinism."""
 
 from __future__ import annotations
 

@@ -213,8 +213,9 @@ def test_every_stage_reports_progress_unless_silenced(tmp_path: Path, monkeypatc
 
 def test_tgbhub_hands_its_progress_to_the_import_and_a_bare_release_stays_silent(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """The generators never import tgbhub's progress module (architecture §1): ``tgbhub.local.imports`` hands it in,
-    so ``tgbhub import`` shows every stage, while a release opened without it (a rebuild, a script) shows none."""
+    """The generators never import tgbhub's progress module (docs/design.md, One flow, one direction):
+    ``tgbhub.local.imports`` hands it in, so ``tgbhub import`` shows every stage, while a release opened without it (a
+    rebuild, a script) shows none."""
     files = formats.write_text_ids(tmp_path / "files", "tgbl-coin", n_edges=3000, seed=5)
     zipped = formats.zip_dataset(files, tmp_path / "zips")
     ticks = iter(range(0, 10_000_000, 10))

@@ -169,7 +169,8 @@ def test_tgbs_negatives_are_checked_against_the_samplers_rules(imported: SimpleN
     against the sets the edges determine, 1-vs-q negatives against the query's pool (the relation's objects anywhere
     in the data; the true destination's node type) and its conflict set. The files written in TGB's format follow
     TGB's generators, so the sets agree and the THG negatives keep to their type; tkgl-wikidata's short pools take
-    upstream's fallback (spec tgb.md §2.3), which the counts and the warning report. Recomputed here with sets."""
+    upstream's fallback (all nodes; docs/tgb.md, TGB's protocol), which the counts and the warning report.
+    Recomputed here with sets."""
     ds, stats = imported.ds, imported.manifest.stats
     if ds.task["type"] == "time-filtered-ranking":
         keys = {split: len({tuple(row) for row in np.column_stack(split_queries(ds, split)[1:][::-1]).tolist()})
@@ -251,7 +252,7 @@ def test_evaluators_agree_with_pytgbs_and_ours_refuses_nan(imported: SimpleNames
     ours = evaluator.evaluate(submission)
     assert ours["metrics"]["mrr"] == pytest.approx(theirs[0], abs=1e-6)
     assert ours["metrics"]["hits@10"] == pytest.approx(theirs[1], abs=1e-6)
-    pos[0] = np.nan                               # py-tgb scores a NaN positive as rank 1 (spec §3.1); ours refuses
+    pos[0] = np.nan                               # py-tgb scores a NaN positive as rank 1 (MRR 1.0); ours refuses
     with pytest.raises(SubmissionError, match="pos_score"):
         evaluator.evaluate({**submission, "pos_score": pos})
 

@@ -110,7 +110,7 @@ def test_evaluators_agree_and_ours_refuses_nan(release, tmp_path: Path) -> None:
                   "neg_scores": [neg[i, :negatives.count[i]].tolist() for i in range(len(pos))]}
     ours = ds.get_evaluator("ranking").evaluate(submission)
     assert ours["metrics"]["mrr"] == pytest.approx(float(np.mean(per_query)), abs=1e-6)
-    pos[0] = np.nan  # py-tgb scores a NaN positive as rank 1 (MRR 1.0, spec §3.1); ours refuses it
+    pos[0] = np.nan  # py-tgb scores a NaN positive as rank 1 (MRR 1.0, docs/tgb.md); ours refuses it
     with pytest.raises(SubmissionError, match="pos_score"):
         ds.get_evaluator("ranking").evaluate({**submission, "pos_score": pos})
 

@@ -16,8 +16,9 @@ from tgbhub.protocols import batch_scores, compare_protocols
 
 
 def leaky_stream() -> SimpleNamespace:
-    """Snapshots of 4 events; in each test snapshot one never-seen pair occurs twice, once in each half (spec §7.6's
-    deterministic probe): batches of 2 put the two occurrences in consecutive batches of the same timestamp."""
+    """Snapshots of 4 events; in each test snapshot one never-seen pair occurs twice, once in each half (a deterministic
+    probe of the paper's App. H.4 leakage test): batches of 2 put the two occurrences in consecutive batches of the same
+    timestamp."""
     t, src, dst = [], [], []
     for snapshot in range(10):
         fresh = (snapshot, snapshot + 20)

@@ -1,5 +1,5 @@
 """The PyTorch Geometric adapter (tgbhub.forecasting.pyg): TemporalData export on real data built by the real
-generators, and the SnapshotLoader of the paper's PyG branch (spec linkforecast.md §5.2), with DataLoader workers."""
+generators, and the SnapshotLoader of the paper's PyG branch, with DataLoader workers."""
 
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ pyg_data = pytest.importorskip("torch_geometric.data")
 
 from tgbhub.forecasting.pyg import SnapshotLoader, to_temporal_data  # noqa: E402
 
-# DataLoader warns when asked for more workers than the machine has cores; 3 workers are the spec's test, not a
+# DataLoader warns when asked for more workers than the machine has cores; 3 workers are the PyG branch's test, not a
 # performance choice.
 pytestmark = pytest.mark.filterwarnings("ignore:This DataLoader will create")
 
-SPEC_CASES = [  # (times, horizon, the times of every snapshot, empty ones included): spec §5.2's tests
+SPEC_CASES = [  # (times, horizon, the times of every snapshot, empty ones included): the PyG branch's tests
     ([0, 1, 1, 1, 2, 2, 3], 1, [[0], [1, 1, 1], [2, 2], [3]]),
     ([0, 1, 1, 1, 2, 2, 3], 2, [[0, 1, 1, 1], [2, 2, 3]]),
     ([100, 101, 101, 101, 105, 105, 108], 1, [[100], [101, 101, 101], [], [], [], [105, 105], [], [], [108]]),

@@ -174,7 +174,7 @@ def test_robustness_counts_and_fractional_wins() -> None:
 
 
 def test_mcnemar_reproduces_the_papers_table_9() -> None:
-    # (A-only, B-only) -> exact p from the spec's table: 4.9e-4, 1.0, 0.125, 6.1e-5, 3.8e-6
+    # Table 9's (A-only, B-only) counts -> exact McNemar p (scipy's defaults): 4.9e-4, 1.0, 0.125, 6.1e-5, 3.8e-6
     assert mcnemar_exact(0, 12) == pytest.approx(4.9e-4, rel=0.01)
     assert mcnemar_exact(1, 2) == 1.0 and mcnemar_exact(4, 0) == 0.125
     assert mcnemar_exact(15, 0) == pytest.approx(6.1e-5, rel=0.01) and mcnemar_exact(0, 19) == pytest.approx(3.8e-6,

@@ -1,4 +1,5 @@
-"""tgbhub.tgb.catalogue against py-tgb 2.3.0's own dicts, file-naming rules and generation scripts, and the spec."""
+"""tgbhub.tgb.catalogue against py-tgb 2.3.0's own dicts, file-naming rules and generation scripts, and the TGB
+papers' published numbers."""
 
 from __future__ import annotations
 
@@ -177,7 +178,7 @@ def test_check_stats_names_the_stat_and_both_numbers() -> None:
     problems = check_stats(small, {"num_edges": 1_100_752, "num_nodes": 47_433})
     assert len(problems) == 1
     assert "num_edges" in problems[0] and "550,376" in problems[0] and "1,100,752" in problems[0]
-    assert "inverse" in problems[0]  # the note says why py-tgb's count may be double
+    assert "inverse" in problems[0]  # the catalogue's stats note says why py-tgb's count may be double
 
     (line,) = check_stats(small, {"split_edges": {"train": 387_757, "val": 81_000}})
     assert "split_edges.val" in line and "81,033" in line and "81,000" in line
@@ -202,7 +203,7 @@ def test_an_unknown_name_suggests_close_ones() -> None:
 
 
 def test_py_tgb_ships_no_checksum_so_the_import_must_hash_what_it_reads() -> None:
-    """The module docstring's claim (spec §1.1): nothing in info.py could verify a zip."""
+    """The catalogue module docstring's claim: nothing in py-tgb's info.py could verify a zip."""
     text = Path(info.__file__).read_text().lower()
     assert not any(word in text for word in ("md5", "sha256", "sha1", "hashlib", "checksum"))
     assert "sha256" in (catalogue.__doc__ or "")

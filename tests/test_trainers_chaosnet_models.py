@@ -1,6 +1,6 @@
-"""ChaosNetBench's four forecasters (spec chaosnetbench.md §5): shapes, sizes as run, the receptive fields, fitting,
-determinism, and equality with plain re-statements of upstream's forward passes (which pad both sides and trim,
-keep filter and gate apart, sum skips over all steps and lay tensors out (B, C, V, T))."""
+"""ChaosNetBench's four forecasters (as upstream's train.py runs them): shapes, sizes as run, the receptive fields,
+fitting, determinism, and equality with plain re-statements of upstream's forward passes (which pad both sides and
+trim, keep filter and gate apart, sum skips over all steps and lay tensors out (B, C, V, T))."""
 
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ def test_default_model_maps_48_steps_to_12(name, nodes):
 
 
 def test_parameter_counts_as_run_at_n8():
-    # DLinear's 1,176 is the spec's; the others follow from the sizes as run (V = 16), so a changed size fails here.
+    # DLinear's 1,176 is upstream's as run; the others follow from the sizes as run (V = 16), so a changed size fails
+    # here.
     counts = {name: count(build(name, 16)) for name in MODELS}
     assert counts == {"dlinear": 1176, "lstm": 66752, "tcn": 36492, "graph_wavenet": 60940}
     assert count(build("dlinear", 64)) == 1176  # shared across channels: independent of V

@@ -97,7 +97,7 @@ def test_full_n8_instance_matches_the_protocol_sizes_and_the_test_vector(shared_
     assert hashlib.sha256(np.ascontiguousarray(ds.states[0]).tobytes()).hexdigest() == (
         "e1420aa02ca45b457ce898ae941712647ed74fe266c4cd8d14e81a87c1ad6605")
     sizes = {split: len(ds.windows(split)) for split in ("train", "val", "test")}
-    assert sizes == {"train": 58_329, "val": 99_941, "test": 199_941}        # spec section 4.3
+    assert sizes == {"train": 58_329, "val": 99_941, "test": 199_941}        # upstream's window counts
     assert 0.004 < ds.windows("test").straddling / sizes["test"] < 0.007      # "about 0.56 %"
     assert time.perf_counter() - started < 120
     again = tgbhub.load_dataset(FULL_N8, cache_dir=shared_cache, offline=True)

@@ -28,7 +28,8 @@ def yielded(index):
 
 
 def test_dyglib_loader_vectors() -> None:
-    """DyGLib's SnapshotLoader tests (spec §5.1): len counts empty windows, iteration skips them."""
+    """The DyGLib fork's SnapshotLoader tests (its test/test_snapshot_loader.py): len counts empty windows, iteration
+    skips them."""
     ev = events(graph([0, 0, 1, 1, 1, 1, 2, 3, 4, 4]))
     assert yielded(window_index(ev, "all", 1)) == [[0, 1], [2, 3, 4, 5], [6], [7], [8, 9]]
     assert len(window_index(ev, "all", 2)) == 3
@@ -40,7 +41,7 @@ def test_dyglib_loader_vectors() -> None:
 
 
 def test_pyg_loader_vectors_count_empty_windows() -> None:
-    """PyG's SnapshotLoader tests (spec §5.2): h=1 -> 9 windows, h=2 -> 5, empty ones included."""
+    """The PyG branch's SnapshotLoader tests: h=1 -> 9 windows, h=2 -> 5, empty ones included."""
     ev = events(graph([100, 101, 101, 101, 105, 105, 108]))
     assert [len(window_index(ev, "all", h)) for h in (1, 2)] == [9, 5]
     ev = events(graph([0, 1, 1, 1, 2, 2, 3]))
@@ -99,8 +100,9 @@ def test_unknown_split_and_bad_batch_size() -> None:
 
 
 def test_matched_horizons_round_like_the_paper() -> None:
-    """Spec §2.2: nice(200 T/m) for Wikipedia (3 400 s -> 1 h), Reddit (800 -> 15 min), MOOC (1 240 -> 20 min),
-    UCI (55 940 -> 16 h), Enron (181 640 -> 48 h), Social (2 000 -> 30 min)."""
+    """The paper's matched horizons (docs/forecasting.md, Horizon): nice(200 T/m) for Wikipedia (3 400 s -> 1 h),
+    Reddit (800 -> 15 min), MOOC (1 240 -> 20 min), UCI (55 940 -> 16 h), Enron (181 640 -> 48 h), Social (2 000 ->
+    30 min)."""
     assert [nice_duration(s) for s in (3400, 800, 1240, 55940, 181640, 2000)] == [3600, 900, 1200, 57600, 172800,
                                                                                      1800]
     ev = events(graph(np.linspace(0, 1000.0, 101)))

@@ -2,9 +2,9 @@
 
 Each writer builds a few hundred to a few thousand edges, deterministic from ``seed`` (``np.random.default_rng``), and
 writes exactly the files py-tgb 2.3.0 reads for that dataset name, under the names it reads them by. The negatives are
-generated with the rules of py-tgb's generators (spec section 2) in py-tgb's *processed* id space, as the upstream
-pickles are, so every key py-tgb's samplers look up exists. What was written is returned in ``FormatFiles.truth`` as
-raw (pre-loader) values, so a test can check an importer, or py-tgb itself, against it.
+generated with the rules of py-tgb's generators (docs/tgb.md, TGB's protocol) in py-tgb's *processed* id space, as the
+upstream pickles are, so every key py-tgb's samplers look up exists. What was written is returned in
+``FormatFiles.truth`` as raw (pre-loader) values, so a test can check an importer, or py-tgb itself, against it.
 
 Format facts, established from py-tgb 2.3.0's source (``tgb/linkproppred/dataset.py``, ``tgb/nodeproppred/dataset.py``,
 ``tgb/utils/pre_process.py``, ``tgb/utils/utils.py``, the ``*_negative_{generator,sampler}.py`` modules and the dataset

@@ -6,25 +6,35 @@ import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
 from tgbhub import cache, config
 from tgbhub.data import TemporalGraphDataset, TrajectoryDataset, open_dataset
+from tgbhub.errors import (
+    CacheWriteError,
+    DatasetNotFoundError,
+    FetchError,
+    GenerationError,
+    IntegrityError,
+    InvalidNameError,
+    SourceUnavailableError,
+    SourceWarning,
+    TgbhubError,
+    UnsupportedTaskError,
+)
 from tgbhub.evaluate.graded import Graded
-from tgbhub.errors import (CacheWriteError, DatasetNotFoundError, FetchError, GenerationError, IntegrityError,
-                           InvalidNameError, SourceUnavailableError, SourceWarning, TgbhubError,
-                           UnsupportedTaskError)
+from tgbhub.local.gateway import BuildSource, Parent
+from tgbhub.local.task_artifacts import declare_tasks
 from tgbhub.manifest import DIGEST_KIND, SHA256_KIND, Manifest, plain, read_manifest, require_kind
 from tgbhub.progress import Steps
 from tgbhub.registry import DERIVED_MARK, Registry
 from tgbhub.sources import Source
-from tgbhub.local.gateway import BuildSource, Parent
 from tgbhub.sources.hf import HubSource
 from tgbhub.sources.http import MirrorSource
-from tgbhub.local.task_artifacts import declare_tasks
 from tgbhub.tasks.documents import TaskDocument, documents_for, with_tasks
 from tgbhub.tasks.specs import TaskSpec, declared_on_request, task_spec, task_specs
 
@@ -140,8 +150,8 @@ def catalogue_rows(family: str | None = None, *, cache_dir: str | os.PathLike[st
     Raises:
         InvalidNameError: for a family nobody knows (naming the known ones).
     """
-    from tgbhub.local.imports import stored_versions
     from tgbhub.local.gateway import importer_plugin
+    from tgbhub.local.imports import stored_versions
 
     root = config.cache_root(cache_dir)
     plugins = [importer_plugin(source) for source in importer_names()]
@@ -221,11 +231,12 @@ def split_ranges(manifest: Manifest) -> dict[str, dict[str, list[int]] | None]:
                 "ic_splits": stored}
     counted = manifest.stats.get("splits") or {}
     ordered = sorted(stored, key=lambda name: stored[name])  # the splits tile the time axis, so rows in this order
-    sizes = [(counted.get(name) or {}).get("rows") for name in ordered]
-    if any(size is None for size in sizes):
+    found = [(counted.get(name) or {}).get("rows") for name in ordered]
+    if any(size is None for size in found):
         return {"splits": None, "snapshot_splits": stored}
-    ends = np.cumsum([int(size) for size in sizes]).tolist()
-    rows = {name: [end - int(size), end] for name, size, end in zip(ordered, sizes, ends)}
+    sizes = [int(size) for size in found if size is not None]
+    ends = np.cumsum(sizes).tolist()
+    rows = {name: [end - size, end] for name, size, end in zip(ordered, sizes, ends, strict=True)}
     return {"splits": {name: rows[name] for name in stored}, "snapshot_splits": stored}
 
 
@@ -546,8 +557,8 @@ def _derived(name: str, version: str | None, root: Path, settings: Fetching,
         if advice is not None:
             raise DatasetNotFoundError.with_advice(name.partition("@")[0], advice) from missing
         raise missing
-    from tgbhub.local.derive import variant_on_request  # imports the build source: only for this path
     from tgbhub.evaluate.metrics import generative_scores  # a variant's manifest records ATD/ACD to its parent
+    from tgbhub.local.derive import variant_on_request  # imports the build source: only for this path
 
     return variant_on_request(name, version, catalogue, root, lambda parent: open_verified(parent, root, settings),
                               missing, fetch_published=lambda variant, at: _published_document(variant, at, settings),
@@ -621,7 +632,9 @@ def open_verified(manifest: Manifest, root: Path, settings: Fetching = Fetching(
     if manifest.derived_from is not None:
         parent_manifest = resolve(manifest.derived_from)
         _check_parent(manifest, parent_manifest)  # before any work: the manifests alone must agree
-        parent, parent_entry = open_verified(parent_manifest, root, settings)
+        opened, parent_entry = open_verified(parent_manifest, root, settings)
+        parent = cast(TemporalGraphDataset, opened)  # a derived dataset's parent is a temporal graph (its transform
+        # applies to that kind only: gateway.check_transform_applies)
         parents[manifest.derived_from] = Parent(parent_manifest, {
             file: {column: np.load(path, mmap_mode="r", allow_pickle=False) for column, path in columns.items()}
             for file, columns in parent_entry.columns.items()})
@@ -630,7 +643,7 @@ def open_verified(manifest: Manifest, root: Path, settings: Fetching = Fetching(
     dataset = open_dataset(manifest, entry.columns, served_by, evaluator_factory=get_evaluator, parent=parent)
     if manifest.graph.get("kind") == "temporal-graph":
         declare_tasks(dataset, manifest, _REGISTRY.root, root)
-    return dataset, entry  # type: ignore[return-value]
+    return dataset, entry
 
 
 def _sources(settings: Fetching, parents: Mapping[str, Parent] | None = None,
@@ -681,7 +694,7 @@ def ensure_cached(manifest: Manifest, root: Path, sources: Sequence[Source],
             continue
         steps = Steps(f"{manifest.name}@{manifest.version} from {label}", total=1)
         try:
-            entry, installed = cache.install(manifest, root, lambda staging: source.fetch(manifest, staging))
+            entry, installed = cache.install(manifest, root, partial(source.fetch, manifest))
             steps.step("verified and installed")
         except (IntegrityError, GenerationError, OSError) as exc:
             if CacheWriteError.applies(exc):  # the cache's own disk, not the source: no other source can help
@@ -965,12 +978,14 @@ def generative_check(name: str, predictions: str | os.PathLike[str], *, seeds: S
     from tgbhub.evaluate import generative
 
     real = load_dataset(name, cache_dir=cache_dir, offline=offline)
-    options = {"fallback": fallback, "clip_to_reference_window": clip_to_reference_window, "directed": directed}
-    result = generative.generative_evaluation(real, predictions, **options)
-    oracles = {key: [load_dataset(variant, cache_dir=cache_dir, offline=offline)
-                     for variant in variant_names(real.manifest.name, [kind], seeds)]
-               for kind, key in (("shuffle", "shuffles"), ("intense-k1", "jittered"))}
-    result["baselines"] = generative.generative_baselines(real, **oracles, **options)
+    result = generative.generative_evaluation(real, predictions, fallback=fallback,
+                                              clip_to_reference_window=clip_to_reference_window, directed=directed)
+    shuffles, jittered = ([load_dataset(variant, cache_dir=cache_dir, offline=offline)
+                           for variant in variant_names(real.manifest.name, [kind], seeds)]
+                          for kind in ("shuffle", "intense-k1"))
+    result["baselines"] = generative.generative_baselines(
+        real, shuffles, jittered, fallback=fallback, clip_to_reference_window=clip_to_reference_window,
+        directed=directed)
     return result
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import platformdirs
@@ -73,7 +74,7 @@ def hub_token(token: str | None = None) -> str | None:
     return token or next((os.environ[name] for name in TOKEN_ENVS if os.environ.get(name)), None)
 
 
-def mirror_urls(mirrors: str | list[str] | tuple[str, ...] | None = None) -> tuple[str, ...]:
+def mirror_urls(mirrors: str | Sequence[str] | None = None) -> tuple[str, ...]:
     """Static HTTP mirror base URLs: ``mirrors``, else ``$TGBHUB_MIRRORS`` (comma or space separated).
 
     Raises:
@@ -85,7 +86,7 @@ def mirror_urls(mirrors: str | list[str] | tuple[str, ...] | None = None) -> tup
     return tuple(_url(item, label) for item in items)
 
 
-def source_order(sources: str | list[str] | tuple[str, ...] | None = None) -> tuple[str, ...]:
+def source_order(sources: str | Sequence[str] | None = None) -> tuple[str, ...]:
     """The order in which sources are tried after the cache: ``sources``, else ``$TGBHUB_SOURCES``, else
     hub, mirror, build.
 

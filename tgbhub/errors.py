@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Sequence
+from typing import TypeGuard
 
 
 class TgbhubError(Exception):
@@ -164,7 +165,7 @@ class CacheWriteError(TgbhubError, OSError):
         return str(self.args[1])
 
     @classmethod
-    def applies(cls, exc: BaseException) -> bool:
+    def applies(cls, exc: BaseException) -> TypeGuard[OSError]:
         """Whether ``exc`` is a local write failure (full disk, read-only, not a folder, no permission)."""
         return isinstance(exc, OSError) and not isinstance(exc, TgbhubError) and exc.errno in cls.ADVICE
 

@@ -92,7 +92,7 @@ def responsible_ai(entry: Any) -> dict[str, Any]:
         "rai:dataLimitations": [
             "A record of one source over one period: models may not transfer to other platforms, periods or "
             "populations, and the source's own collection choices and errors are inherited.",
-            f"License: {entry.license or 'not recorded by the spec; check the TGB website before any reuse'}.",
+            f"License: {entry.license or 'not recorded by the TGB papers; check the TGB website before any reuse'}.",
             *entry.notes],
         "rai:dataBiases": [
             "Reflects who and what the source recorded: active users, popular items and the period covered are "
@@ -130,7 +130,7 @@ def manifest_document(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]],
                         "py_tgb": "2.3.0", "parser": info["parser"]}}
     discrepancies = [{"field": "checksum", "paper": "none: py-tgb publishes no checksum of its zips",
                       "ours": f"the sha256 of the zip this import read ({zip_sha256})",
-                      "evidence": "spec tgb.md §1.1: no md5/sha/size in tgb/utils/info.py"}]
+                      "evidence": "py-tgb 2.3.0's tgb/utils/info.py lists no md5, sha or size for any release"}]
     if modified:
         catalogue, given = plain(entry.stats), plain(published)
         stats["modified_release"] = {"catalogue_stats": catalogue, "checked_against": given}

@@ -77,9 +77,9 @@ CITATION_DGB = """@article{poursafaei2022towards,
   year={2022}
 }"""  # (reference [57] of the TGB 2.0 paper)
 
-SOURCE_TGB = "TGB paper (Huang et al., NeurIPS 2023 D&B) and the TGB website's dataset tables (spec tgb.md §1.3)"
-SOURCE_TGB2 = "TGB 2.0 paper (Gastinger, Huang et al., NeurIPS 2024 D&B), Tables 1 and 11 (spec tgb.md §1.2)"
-SOURCE_DGB = ("DGB paper (Poursafaei et al., NeurIPS 2022), as quoted by spec tgb.md §1.3; TGB's own docs do not "
+SOURCE_TGB = "TGB paper (Huang et al., NeurIPS 2023 D&B) and the TGB website's dataset tables"
+SOURCE_TGB2 = "TGB 2.0 paper (Gastinger, Huang et al., NeurIPS 2024 D&B), Tables 1 and 11"
+SOURCE_DGB = ("DGB paper (Poursafaei et al., NeurIPS 2022), as quoted by the TGB website; TGB's own docs do not "
               "list these datasets")
 
 
@@ -178,7 +178,7 @@ def _splits(train: int, val: int, test: int) -> dict[str, int]:
 
 # --- TGB 1.x ---------------------------------------------------------------------------------------------------------
 
-_NO_LICENSE = "license: not recorded in the spec; py-tgb's README refers to the TGB website for dataset licenses"
+_NO_LICENSE = "license: not recorded in the TGB papers; py-tgb's README refers to the TGB website for dataset licenses"
 
 
 def _tgbl(name: str, version: int, zip_name: str, files: dict[str, str], q: int, domain: str | None, stats: dict,
@@ -200,7 +200,7 @@ def _v1_files(name: str) -> dict[str, str]:
 _SUPPLEMENTARY_NOTE = {
     "num_nodes": "from the DGB paper, not checked against TGB's zip; TGB's docs do not list it",
     "num_edges": "from the DGB paper, not checked against TGB's zip; TGB's docs do not list it",
-    "num_timestamps": "unknown: not published for this dataset in the spec, so left out",
+    "num_timestamps": "unknown: not published for this dataset in the TGB papers, so left out",
 }
 _SUPPLEMENTARY_NOTES = ("supplementary dataset, added in py-tgb 2.1.0 'for research purposes' (py-tgb README)",)
 
@@ -211,7 +211,7 @@ _TGBL = (
           12000, "interaction (editors -> pages, 1 month)",
           {"num_nodes": 9_227, "num_edges": 157_474, "num_timestamps": 152_757, "edge_feat_dim": 172},
           {"surprise": 0.108},
-          {"edge_feat_dim": "the 172-d LIWC edge feature (spec §1.3, W/Di/A column)"},
+          {"edge_feat_dim": "the 172-d LIWC edge feature (the TGB website's W/Di/A column)"},
           (False, True, True),
           notes=("q=12000 exceeds the ~999 destinations, so a query gets every destination outside its conflict "
                  "set; query sizes are ragged (4 queries get 998, TGB issue #76)",
@@ -244,7 +244,7 @@ _TGBL = (
           20, "traffic (OpenSky flights 2019-2022, daily)",
           {"num_nodes": 18_143, "num_edges": 67_169_570, "num_timestamps": 1_385, "edge_feat_dim": 16},
           {"surprise": 0.024},
-          {"edge_feat_dim": "the 16-d character encoding of callsign and typecode (spec §1.3)"},
+          {"edge_feat_dim": "the 16-d character encoding of callsign and typecode (the TGB website)"},
           (False, True, True), time_unit="day",
           notes=("timestamps are Unix seconds at daily granularity (v2 CSV, py-tgb 0.9.2)",)),
     _tgbl("tgbl-enron", 1, "tgbl-enron.zip", _v1_files("tgbl-enron"), 1000, None,
@@ -272,7 +272,7 @@ def _tgbn(name: str, num_classes: int, domain: str, stats: dict, surprise: float
         split=_ro({"val": 0.15, "test": 0.15}), time_unit="year" if period == "year" else None, label_period=period,
         domain=domain, license=None, citation=CITATION_TGB, stats=_ro(stats), profile=_ro({"surprise": surprise}),
         stats_source=SOURCE_TGB, stats_note=_ro({}), weighted=True, directed=True, attributed=attributed,
-        notes=("metric: NDCG@10 per label timestamp, averaged over label timestamps (spec §3.2)", _NO_LICENSE))
+        notes=("metric: NDCG@10 per label timestamp, averaged over label timestamps (docs/tgb.md)", _NO_LICENSE))
 
 
 _TGBN = (
@@ -298,21 +298,21 @@ _TKG_NOTE = {
     "split_edges": "original edges only (Table 11); py-tgb's masks over the doubled arrays count twice this",
     "mean_edges_per_timestep": "not num_edges/num_timestamps in general: tkgl-icews gives 15,513,446/10,224 = "
                                "1,517.36 vs 1,516.91 published, which is 15,513,446/10,227, i.e. per step of the "
-                               "time span, not per distinct timestamp (derived here; the spec gives no definition)",
+                               "time span, not per distinct timestamp (derived here; the papers give no definition)",
 }
 _THG_NOTE = {
     "num_edges": "no inverse edges in THG; equals py-tgb's num_edges",
     "mean_edges_per_timestep": "not num_edges/num_timestamps (thgl-software: 1,489,806/689,549 = 2.16 vs 0.56 "
                                "published); it matches edges per second of the time span, e.g. 1,489,806 / "
                                "2,678,400 s of January 2024 = 0.56 (derived here, not stated by the paper)",
-    "mean_nodes_per_timestep": "the spec gives no definition; see mean_edges_per_timestep",
+    "mean_nodes_per_timestep": "the papers give no definition; see mean_edges_per_timestep",
 }
-_STATIC_NODES_NOTE = ("Table 1's # Nodes; the spec does not say whether entities that occur only in the static "
+_STATIC_NODES_NOTE = ("Table 1's # Nodes; the paper does not say whether entities that occur only in the static "
                       "edges are counted (py-tgb's num_nodes counts temporal-edge endpoints only)")
-_THG_NODE_NOTE = ("Table 1's # Nodes; py-tgb's num_nodes counts edge endpoints only, and the spec does not say "
+_THG_NODE_NOTE = ("Table 1's # Nodes; py-tgb's num_nodes counts edge endpoints only, and the paper does not say "
                   "whether the nodetype file lists more")
 _THG_FILES_NOTE = ("the zip also holds nodemapping.csv and edgemapping.csv (human-readable names), which py-tgb "
-                   "does not read (spec §1.2)")
+                   "does not read (TGB 2.0 paper, Appendix)")
 
 
 def _multirel(name: str, q: int | None, domain: str, time_unit: str | None, lic: str | None, scale: str | None,
@@ -346,7 +346,7 @@ def _counts(nodes: int, edges: int, rels: int, steps: int, split_edges: tuple[in
             "split_edges": _splits(*split_edges), "split_timestamps": _splits(*split_steps)}
 
 
-_STATIC_EDGES_NOTE = "the paper's count of static edges (spec §1.2); the static file is not split or evaluated"
+_STATIC_EDGES_NOTE = "the paper's count of static edges (TGB 2.0, Table 1); the static file is not split or evaluated"
 
 _MULTIREL = (
     _multirel("tkgl-smallpedia", None, "knowledge (Wikidata entities < 1M, years 1900-2024)", "year",
@@ -354,7 +354,7 @@ _MULTIREL = (
               _counts(47_433, 550_376, 283, 125, (387_757, 81_033, 81_586), (98, 10, 17), num_static_edges=978_315),
               _profile(0.26, 0.71, 0.72, 5.82, 4_403.01, 5_289.16),
               {"num_nodes": _STATIC_NODES_NOTE, "num_static_edges": _STATIC_EDGES_NOTE},
-              notes=("the leaderboard and the paper disagree on RecB for smallpedia (spec §5.2): cite the version "
+              notes=("the leaderboard and the paper disagree on RecB for smallpedia: cite the version "
                      "used",)),
     _multirel("tkgl-polecat", None, "political (POLECAT / PLOVER events, Jan 2018-Dec 2022)", "day", "CC0 1.0",
               "medium", _counts(150_931, 1_779_610, 16, 1_826, (1_246_556, 266_736, 266_318), (1_193, 329, 304)),
@@ -372,7 +372,7 @@ _MULTIREL = (
                "num_static_edges": _STATIC_EDGES_NOTE + "; uncertain whether counted before or after dropping "
                                    "P31/P279 and the links that are both static and temporal"},
               notes=("dst-time-filtered: q=1000 per-relation candidates; its fallback can draw the true answer as "
-                     "a negative (spec §2.3)",)),
+                     "a negative (docs/tgb.md)",)),
     _multirel("thgl-software", 1000, "software (GH Archive, January 2024)", "second", "CC-BY-4.0", "small",
               _counts(681_927, 1_489_806, 14, 689_549, (1_042_866, 223_469, 223_471), (485_863, 99_500, 104_186),
                       num_node_types=4),
@@ -384,7 +384,7 @@ _MULTIREL = (
                       (1_805_376, 393_000, 360_081), num_node_types=2, edge_feat_dim=2),
               _profile(0.02, 0.00, 0.63, 1.00, 8.87, 12.96),
               {"num_nodes": _THG_NODE_NOTE,
-               "edge_feat_dim": "num_words/10000 and score/10000 (spec §1.2): a loader fact, not a table entry"},
+               "edge_feat_dim": "num_words/10000 and score/10000 (py-tgb's loader): a loader fact, not a table entry"},
               notes=(_THG_FILES_NOTE,)),
     _multirel("thgl-github", 20, "software (GH Archive, March 2024)", "second", "CC-BY-4.0", "large",
               _counts(5_856_765, 17_499_577, 14, 2_510_415, (12_249_711, 2_624_934, 2_624_932),
@@ -402,11 +402,11 @@ _MULTIREL = (
               notes=(_THG_FILES_NOTE,)),
     _multirel("tkgl-yago", None, "knowledge (YAGO)", None, None, None, {}, {},
               dict.fromkeys(("num_nodes", "num_edges", "num_relations", "num_timestamps", "split_edges"),
-                            "unknown: tkgl-yago is in py-tgb's code but not in the TGB 2.0 paper; the spec publishes "
+                            "unknown: tkgl-yago is in py-tgb's code but not in the TGB 2.0 paper, which publishes "
                             "no statistics for it, so none is checked"),
               notes=("the only dataset split 80/10/10 (val_ratio=0.1, test_ratio=0.1 in py-tgb)",
                      "py-tgb builds its edgelist by merging an existing benchmark's train/valid/test files "
-                     "(tgb/datasets/tkgl_yago); time unit and license are not stated in the spec",
+                     "(tgb/datasets/tkgl_yago); time unit and license are not stated in the papers",
                      "cited as TGB 2.0, the release whose code ships it")),
 )
 

@@ -323,7 +323,7 @@ def audit_negatives(negatives: Mapping[str, np.ndarray], pools: Pools, num_nodes
             f"{found.outside_pool[i]} outside and {found.in_conflict_set[i]} in the conflict set among "
             f"{_shown(negatives['negatives'][i, :negatives['count'][i]])}. {explained} of the outside ones belong "
             f"to the {stats['short_pool_queries']} queries whose pool is shorter than their negatives (TGB's "
-            "fallback draws the rest from all nodes, the conflict set not excluded: spec tgb.md §2.3). The "
+            "fallback draws the rest from all nodes, the conflict set not excluded; docs/tgb.md). The "
             "negatives are kept and graded, as py-tgb grades them (stats.negatives_outside_pool, "
             "stats.negatives_in_conflict_set); if the release should match, download it again",
             SourceWarning, stacklevel=4)
@@ -516,7 +516,7 @@ def describe(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]], info: Ma
         "rank dst among the query's negatives as the object of (src, edge_type, ?, t)",
         f"TGB's published {entry.ns_strategy} negatives (py-tgb {entry.name}): the relation's destinations anywhere "
         "in the data minus the time-aware conflict set; upstream's fallback for short pools can include the true "
-        "destination (spec tgb.md §2.3), kept as py-tgb grades it (stats.negatives_holding_dst)")]
+        "destination (TGB 2.0's tkgl sampler; docs/tgb.md), kept as py-tgb grades it (stats.negatives_holding_dst)")]
     return {"graph": graph, "tasks": tasks, "record_sets": record_sets(files)}
 
 

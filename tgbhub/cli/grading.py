@@ -8,18 +8,18 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from tgbhub import api
 from tgbhub.cli.grammar import Parser, add_dataset, add_scheduler_options, command, listed, parquet_path
 from tgbhub.cli.output import print_json, print_result
 from tgbhub.config import output_folder
 from tgbhub.errors import TgbhubError
+from tgbhub.evaluate.graded import Graded
 
 GROUP = "grading"
 
 
-def write_record(args: argparse.Namespace, graded: Any) -> None:
+def write_record(args: argparse.Namespace, graded: Graded) -> None:
     """With ``--record PATH``: the run's result record; the path goes to stderr, so ``--json`` output stays one
     JSON document."""
     if getattr(args, "record", None):

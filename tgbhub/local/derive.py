@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from tgbhub.cache import CacheEntry
+from tgbhub.data import TemporalGraphDataset, TrajectoryDataset
 from tgbhub.errors import DatasetNotFoundError, GenerationError, InvalidNameError, VersionNotFoundError
 from tgbhub.local.gateway import (
     Parent,
@@ -37,7 +39,8 @@ from tgbhub.manifest import Manifest
 from tgbhub.registry import Registry, parse_reference
 
 
-def variant_on_request(text: str, version: str | None, registry: Registry, root: Path, opener: Any,
+def variant_on_request(text: str, version: str | None, registry: Registry, root: Path,
+                       opener: Callable[[Manifest], tuple[TemporalGraphDataset | TrajectoryDataset, CacheEntry]],
                        not_found: DatasetNotFoundError,
                        fetch_published: Callable[[str, str], bytes | None] | None = None,
                        distances: Callable[..., dict[str, Any]] | None = None) -> tuple[Manifest, bool]:

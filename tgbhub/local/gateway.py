@@ -13,12 +13,17 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tgbhub.cache import Fetched, entry_lock, install_locked, stored_manifest_path, write_text_atomic
 from tgbhub.errors import GenerationError, IntegrityError, SourceWarning
 from tgbhub.hashing import file_sha256
 from tgbhub.manifest import Manifest, Recipe, parse_manifest, read_manifest
+
+if TYPE_CHECKING:  # for annotations only: generator code loads on use, numba kernels with it
+    import numpy as np
+
+    from tgbhub.tasks.specs import TaskSpec
 
 #: ``build(staging)`` of a dataset built on request: write its files into ``staging`` and return its manifest
 #: document (the generator's, byte for byte what a catalogue would ship) and what it wrote
@@ -37,7 +42,7 @@ class Parent:
     (file name -> column name -> array), exactly as the cache verified them."""
 
     manifest: Manifest
-    columns: Mapping[str, Mapping[str, Any]]
+    columns: Mapping[str, Mapping[str, np.ndarray]]
 
 
 class BuildSource:
@@ -286,7 +291,7 @@ def task_artifacts(spec: Any, generator: str | None = None, version: str | None 
     return artifacts_for(generator or spec.artifacts, version)
 
 
-def task_builder(manifest: Manifest, columns: Mapping[str, Mapping[str, Any]], spec: Any) -> OnRequest:
+def task_builder(manifest: Manifest, columns: Mapping[str, Mapping[str, np.ndarray]], spec: TaskSpec) -> OnRequest:
     """The on-request build of task ``spec`` (a :class:`tgbhub.tasks.specs.TaskSpec`) of a dataset with no bundled
     task document: its artifacts and its task document, written by the same builder the bundled documents are
     (``builtOnRequest`` marks it)."""
@@ -325,8 +330,8 @@ def kept_release(cache_root: Path, importer: str, file_name: str) -> Path:
     return path(cache_root, importer, file_name)
 
 
-def batch_negatives(pair_codes: Any, t: Any, lo: Any, hi: Any, num_nodes: int, symmetric: bool, stream: str,
-                    split: str, seed: int) -> tuple[Any, Any, Any]:
+def batch_negatives(pair_codes: np.ndarray, t: np.ndarray, lo: np.ndarray, hi: np.ndarray, num_nodes: int,
+                    symmetric: bool, stream: str, split: str, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One negative per positive for each group of events ``[lo[g], hi[g])`` (the batch protocol's), drawn by the
     window task's sampler from the counter-based stream named ``stream``/``split``/``seed``: ``(src, dst, fill)``.
 

@@ -1,7 +1,7 @@
 """Task artifacts in the verified cache: rebuilt from the verified dataset, checked against the task document.
 
-A task document (:mod:`tgbhub.tasks.documents`) pins the content digests of the dataset files it reads; its artifacts are
-rebuilt locally from those verified files by the generator its recipe names, and install only if every artifact's
+A task document (:mod:`tgbhub.tasks.documents`) pins the content digests of the dataset files it reads; its artifacts
+are rebuilt locally from those verified files by the generator its recipe names, and install only if every artifact's
 content digest equals the document's (the cache's usual temp -> verify -> rename, under the per-version lock).
 """
 
@@ -15,8 +15,14 @@ from tgbhub.errors import IntegrityError, ManifestError
 from tgbhub.local.gateway import build_and_install, task_artifacts, task_builder
 from tgbhub.manifest import TASKS_FOLDER, Manifest
 from tgbhub.progress import Steps
-from tgbhub.tasks.documents import (TaskDocument, document_path, documents_for, parse_task_document,
-                                    read_task_document, with_tasks)
+from tgbhub.tasks.documents import (
+    TaskDocument,
+    document_path,
+    documents_for,
+    parse_task_document,
+    read_task_document,
+    with_tasks,
+)
 from tgbhub.tasks.specs import TaskSpec, declared_on_request, task_spec
 
 #: how a cache names the task documents it built on request (next to the artifacts' version folder)

@@ -16,8 +16,10 @@ class Source(Protocol):
     name: str
     #: whether fetching may open a socket (such sources are skipped in offline mode)
     needs_network: bool
-    #: how reports name this source, e.g. ``mirror http://host/data``
-    label: str
+
+    @property
+    def label(self) -> str:
+        """How reports name this source, e.g. ``mirror http://host/data`` (read-only: a source may compute it)."""
 
     def can_serve(self, manifest: Manifest) -> bool:
         """Whether this source can provide the dataset at all (cheap, no I/O)."""

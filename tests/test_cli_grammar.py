@@ -156,6 +156,11 @@ def test_an_older_spelling_still_works_with_a_notice(argv, new, tmp_path, capsys
     assert "tgbhub: notice:" in err and new in err, err
 
 
+def test_quiet_silences_the_notice_of_an_older_spelling(tmp_path, capsys) -> None:
+    main(["--cache-dir", str(tmp_path), "--quiet", "import", "tgb", "tgbl-wiki", "--offline"])
+    assert "tgbhub: notice:" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv", [["--help"], ["list"], ["info", "t-grab/ce-4"]])
 def test_help_and_listing_import_no_heavy_module(argv) -> None:
     code = ("import sys, io, contextlib; from tgbhub.cli import main\n"

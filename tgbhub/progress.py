@@ -45,9 +45,21 @@ class Progress(Protocol):
     def close(self) -> None: ...
 
 
+#: set to any non-empty value: no progress output at all
+NO_PROGRESS_ENV = "TGBHUB_NO_PROGRESS"
+#: set to any non-empty value: no notices either (``tgbhub --quiet``); errors and warnings still print. The
+#: generators read the same name (``generators.jit.QUIET_ENV``), as they may not import this module.
+QUIET_ENV = "TGBHUB_QUIET"
+
+
 def silenced() -> bool:
     """Whether ``TGBHUB_NO_PROGRESS`` asks for no progress output at all."""
-    return bool(os.environ.get("TGBHUB_NO_PROGRESS"))
+    return bool(os.environ.get(NO_PROGRESS_ENV))
+
+
+def quiet() -> bool:
+    """Whether ``TGBHUB_QUIET`` asks for no notices (one-line messages that are neither errors nor warnings)."""
+    return bool(os.environ.get(QUIET_ENV))
 
 
 def _on_terminal(stream: Any) -> bool:

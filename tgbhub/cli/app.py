@@ -13,7 +13,9 @@ from typing import TextIO
 
 from tgbhub.cli import datasets, grading, hub, results, site, training
 from tgbhub.cli.grammar import Parser, accept_global_options, leaves, notice, refuse_unknown
+from tgbhub.config import OFFLINE_ENV
 from tgbhub.errors import CacheWriteError, TgbhubError, TrainingPaused
+from tgbhub.progress import NO_PROGRESS_ENV, QUIET_ENV
 from tgbhub.version import __version__
 
 #: the command groups, in the order the main help lists them
@@ -60,11 +62,14 @@ def read_old_spellings(argv: Sequence[str]) -> list[str]:
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    """The command line parsed; exits 2 with one line (and a close match) on a mistake."""
+    """The command line parsed; exits 2 with one line (and a close match) on a mistake. ``--quiet`` already holds
+    here, for the notices an older spelling prints."""
+    words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args, extras = parser.parse_known_args(read_old_spellings(sys.argv[1:] if argv is None else argv))
-    if extras:
-        refuse_unknown(getattr(args, "leaf", parser), extras)
+    with _environment({QUIET_ENV: "1"} if "--quiet" in words else {}):
+        args, extras = parser.parse_known_args(read_old_spellings(words))
+        if extras:
+            refuse_unknown(getattr(args, "leaf", parser), extras)
     return args
 
 
@@ -128,7 +133,7 @@ def _environment(settings: Mapping[str, str]) -> Iterator[None]:
 
 def _settings(args: argparse.Namespace) -> dict[str, str]:
     """``--offline``: TGBHUB_OFFLINE=1; ``--quiet``: no progress lines, no notices."""
-    settings = {"TGBHUB_OFFLINE": "1"} if args.offline else {}
+    settings = {OFFLINE_ENV: "1"} if args.offline else {}
     if args.quiet:
-        settings.update(TGBHUB_NO_PROGRESS="1", TGBHUB_QUIET="1")
+        settings.update({NO_PROGRESS_ENV: "1", QUIET_ENV: "1"})
     return settings

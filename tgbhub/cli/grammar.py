@@ -19,6 +19,8 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn
 
+from tgbhub.progress import quiet
+
 #: the metavar of every argument that names a dataset
 DATASET = "FAMILY/NAME[@VERSION]"
 #: options accepted before or after any command (``tgbhub --cache-dir X build N`` = ``tgbhub build N --cache-dir X``)
@@ -35,8 +37,9 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def notice(text: str) -> None:
-    """A one-line notice on stderr (an old spelling that still works, for example)."""
-    print(f"tgbhub: notice: {text}", file=sys.stderr)
+    """A one-line notice on stderr (an old spelling that still works, for example), unless ``--quiet``."""
+    if not quiet():
+        print(f"tgbhub: notice: {text}", file=sys.stderr)
 
 
 def _closest(word: str, choices: Iterable[str]) -> str | None:

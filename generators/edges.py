@@ -22,7 +22,7 @@ class TemporalEdges:
     dst: np.ndarray
     num_nodes: int
     num_snapshots: int
-    extras: dict = field(default_factory=dict)
+    extras: dict[str, object] = field(default_factory=dict)
 
     def columns(self) -> dict[str, np.ndarray]:
         """The stored columns in their canonical order."""
@@ -102,7 +102,8 @@ def _both_directions_sorted(offsets, u, v, num_nodes):  # pragma: no cover - com
     return out_t[:written], out_src[:written], out_dst[:written]
 
 
-def from_undirected(counts: np.ndarray, u: np.ndarray, v: np.ndarray, num_nodes: int, **extras) -> TemporalEdges:
+def from_undirected(counts: np.ndarray, u: np.ndarray, v: np.ndarray, num_nodes: int,
+                    **extras: object) -> TemporalEdges:
     """Build the stored stream from undirected edges grouped by snapshot.
 
     ``counts[s]`` is the number of undirected edges of snapshot ``s``; ``u``/``v`` hold them snapshot after

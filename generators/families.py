@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -42,6 +42,10 @@ class CatalogueEntry(Protocol):
     def version(self) -> str: ...
 
 
+#: a family's catalogue entry type (each family's own: T-GRAB's ``Entry``, ChaosNet's ``Instance``, ...)
+E = TypeVar("E", bound=CatalogueEntry)
+
+
 @dataclass(frozen=True)
 class Built:
     """Files a builder wrote (manifest file name -> path) and the columns it still holds in memory (may be empty),
@@ -62,6 +66,15 @@ class Parent(Protocol):
     def columns(self) -> Mapping[str, Mapping[str, np.ndarray]]: ...
 
 
+class Distances(Protocol):
+    """The evaluator's ATD/ACD (:func:`tgbhub.evaluate.metrics.generative_scores`): ``(src, dst, t)`` of the reference
+    events and of the candidate's -> named distances (``atd``, ``acd``, their reverse and symmetric forms, ``T``,
+    ``tau_bar``, ...)."""
+
+    def __call__(self, reference: Sequence[np.ndarray], candidate: Sequence[np.ndarray], *,
+                 fallback: str = ...) -> Mapping[str, float]: ...
+
+
 @dataclass(frozen=True)
 class Inputs:
     """What a builder reads besides its recipe, handed over by whoever runs it (the build source, the authoring
@@ -72,12 +85,12 @@ class Inputs:
 
     parents: Mapping[str, Parent] = field(default_factory=dict)
     cache_root: Path | None = None
-    distances: Callable[..., dict[str, Any]] | None = None
+    distances: Distances | None = None
 
 
 @dataclass(frozen=True)
-class Family:
-    """One family's plug-in.
+class Family(Generic[E]):
+    """One family's plug-in, over its catalogue entry type ``E``.
 
     ``generators``: the recipe generator names this family builds. ``catalogue()``: every dataset version it
     publishes. ``write(entry, folder, inputs)``: build ``entry``'s artifacts into ``folder`` and return its manifest
@@ -94,20 +107,23 @@ class Family:
 
     name: str
     generators: frozenset[str]
-    catalogue: Callable[[], Sequence[CatalogueEntry]]
-    write: Callable[[Any, Path, Inputs], dict[str, Any]]
+    catalogue: Callable[[], Sequence[E]]
+    write: Callable[[E, Path, Inputs], dict[str, Any]]
     build: Callable[[Recipe, Path, Inputs], Built]
     preflight: Callable[[Recipe], None]
     derived: bool = False
-    responsible_ai: Callable[[Any], Mapping[str, Any]] | None = None
+    responsible_ai: Callable[[E], Mapping[str, Any]] | None = None
 
+
+#: a family whichever its entry type: what the registry holds, every family having its own
+AnyFamily = Family[Any]
 
 #: the registered families, each module imported when its family is first read
-FAMILIES: PluginTable[str, Family] = PluginTable("dataset family", REGISTERED, attribute="FAMILY", package=__package__,
-                                                 error=GenerationError)
+FAMILIES: PluginTable[str, AnyFamily] = PluginTable("dataset family", REGISTERED, attribute="FAMILY",
+                                                    package=__package__, error=GenerationError)
 
 
-def family(name: str) -> Family:
+def family(name: str) -> AnyFamily:
     """The registered family ``name`` (a family of this registry, or the one an importer brings).
 
     Raises:
@@ -122,19 +138,19 @@ def family(name: str) -> Family:
                           " upgrade tgbhub, or register the family in generators/families.py")
 
 
-def families() -> list[Family]:
+def families() -> list[AnyFamily]:
     """Every registered family, in registration order, then the families importers bring (each rebuilds the datasets
     its importer imported)."""
     return [*FAMILIES.values(), *_importer_families()]
 
 
-def _importer_families() -> list[Family]:
+def _importer_families() -> list[AnyFamily]:
     from .importers import importers  # the importer registry: a plug-in brings its family with it
 
     return [i.builder for i in importers() if i.builder is not None]
 
 
-def family_of(recipe: Recipe) -> Family:
+def family_of(recipe: Recipe) -> AnyFamily:
     """The family whose generators include the recipe's generator.
 
     Raises:

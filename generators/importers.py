@@ -16,12 +16,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
 from tgbhub.errors import GenerationError
 from tgbhub.plugins import PluginTable
+
+if TYPE_CHECKING:  # for annotations only: the family registry reads this module's registry back
+    from .families import AnyFamily
 
 #: where an import keeps the release it read, under the cache root: ``<cache>/downloads/<importer>/<file>``
 KEPT = Path("downloads")
@@ -48,9 +51,21 @@ class Converted:
     columns: Mapping[str, Mapping[str, np.ndarray]]
 
 
+class ImportEntry(Protocol):
+    """What an importer's catalogue entry has for everyone: the dataset's name in the benchmark (the rest is the
+    importer's own, handed back to its ``card``, ``release``, ``version`` and ``convert``)."""
+
+    @property
+    def name(self) -> str: ...
+
+
+#: an importer's catalogue entry type (TGB's: ``TgbEntry``)
+E = TypeVar("E", bound=ImportEntry)
+
+
 @dataclass(frozen=True)
-class Importer:
-    """One benchmark's importer.
+class Importer(Generic[E]):
+    """One benchmark's importer, over its catalogue entry type ``E``.
 
     ``name``: the importer's name. ``family``: the family its datasets are named in (``tgbhub import FAMILY/NAME``:
     ``tgb/tgbl-wiki``). ``summary``: one line for help texts. ``names()``: every dataset its catalogue knows.
@@ -70,18 +85,22 @@ class Importer:
     family: str
     summary: str
     names: Callable[[], list[str]]
-    entry: Callable[[str], Any]
-    card: Callable[[Any], dict[str, Any]]
-    release: Callable[[Any], Release]
-    version: Callable[[Any], str]
-    convert: Callable[[Any, Path, str, Mapping[str, Any] | None, Path], Converted]
-    builder: Any = None
+    entry: Callable[[str], E]
+    card: Callable[[E], dict[str, Any]]
+    release: Callable[[E], Release]
+    version: Callable[[E], str]
+    convert: Callable[[E, Path, str, Mapping[str, Any] | None, Path], Converted]
+    builder: AnyFamily | None = None
     reports_progress: bool = False
 
 
+#: an importer whichever its entry type: what the registry holds, every importer having its own
+AnyImporter = Importer[Any]
+
+
 #: the registered importers, each module imported when its SOURCE is first read
-IMPORTERS: PluginTable[str, Importer] = PluginTable("importer", REGISTERED, attribute="IMPORTER", package=__package__,
-                                                    error=GenerationError)
+IMPORTERS: PluginTable[str, AnyImporter] = PluginTable("importer", REGISTERED, attribute="IMPORTER",
+                                                       package=__package__, error=GenerationError)
 
 
 def kept_release(cache_root: Path, importer_name: str, file_name: str) -> Path:
@@ -95,7 +114,7 @@ def names() -> list[str]:
     return list(REGISTERED)
 
 
-def importer(name: str) -> Importer:
+def importer(name: str) -> AnyImporter:
     """The registered importer ``name``.
 
     Raises:
@@ -104,6 +123,6 @@ def importer(name: str) -> Importer:
     return IMPORTERS.require(name)
 
 
-def importers() -> list[Importer]:
+def importers() -> list[AnyImporter]:
     """Every registered importer, in registration order."""
     return list(IMPORTERS.values())

@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 #: kernels already announced in this process (one notice each, even when threads race to the first call)
-_announced: weakref.WeakSet[Any] = weakref.WeakSet()
+_announced: weakref.WeakSet[object] = weakref.WeakSet()
 _lock = threading.Lock()
 #: set by `tgbhub --quiet`: no notices on stderr, errors only
 QUIET_ENV = "TGBHUB_QUIET"
 
 
-def will_compile(kernel: Any, args: Sequence[Any]) -> bool:
+def will_compile(kernel: Any, args: Sequence[object]) -> bool:
     """Whether calling the numba dispatcher ``kernel`` with ``args`` compiles it now.
 
     ``False`` when this process already holds code for the arguments' types, when numba's on-disk cache has it (a
@@ -61,7 +61,7 @@ def _in_disk_cache(kernel: Any, signature: tuple[Any, ...]) -> bool:
         return False
 
 
-def announce_compile(kernel: Any, args: Sequence[Any], what: str, duration: str,
+def announce_compile(kernel: Any, args: Sequence[object], what: str, duration: str,
                      stream: TextIO | None = None) -> bool:
     """Print ``compiling WHAT (first use in this process, about DURATION)...`` on stderr (or ``stream``) when
     ``kernel(*args)`` is about to compile (:func:`will_compile`) and ``kernel`` has not been announced in this

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -37,6 +37,9 @@ from tgbhub.sources.hf import HubSource
 from tgbhub.sources.http import MirrorSource
 from tgbhub.tasks.documents import TaskDocument, documents_for, with_tasks
 from tgbhub.tasks.specs import TaskSpec, declared_on_request, task_spec, task_specs
+
+if TYPE_CHECKING:
+    from tgbhub.evaluate.counterfactual import Report
 
 _REGISTRY = Registry()
 Names = str | Sequence[str] | None
@@ -641,8 +644,8 @@ def open_verified(manifest: Manifest, root: Path, settings: Fetching = Fetching(
     chosen = _sources(settings, parents, root)
     entry, served_by = ensure_cached(manifest, root, chosen, offline=config.offline_mode(settings.offline))
     dataset = open_dataset(manifest, entry.columns, served_by, evaluator_factory=get_evaluator, parent=parent)
-    if manifest.graph.get("kind") == "temporal-graph":
-        declare_tasks(dataset, manifest, _REGISTRY.root, root)
+    if manifest.graph.get("kind") == "temporal-graph":  # open_dataset opens that kind as a TemporalGraphDataset
+        declare_tasks(cast(TemporalGraphDataset, dataset), manifest, _REGISTRY.root, root)
     return dataset, entry
 
 
@@ -884,7 +887,7 @@ def variant_names(base: str, kinds: Sequence[str] | None = None, seeds: Sequence
 def counterfactual(name: str, model: str | None = None, *, predictions: str | os.PathLike[str] | None = None,
                    kinds: Sequence[str] | None = None, seeds: Sequence[int] | None = None, negatives: str = "paired",
                    controls: Sequence[str] = ("edgebank", "recency"), epsilon: float = 0.05,
-                   cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None) -> Any:
+                   cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None) -> Report:
     """The counterfactual sanity check (TLPCF) of a baseline ``model`` or a ``predictions`` file on dataset ``name``.
 
     Loads ``name`` and its distorted variants, scores every condition with the model and with the ``controls``,
@@ -919,7 +922,7 @@ def counterfactual(name: str, model: str | None = None, *, predictions: str | os
     """
     from tgbhub.baselines import run_baseline
     from tgbhub.errors import InvalidNameError
-    from tgbhub.evaluate.counterfactual import REAL, evaluate_counterfactual, read_predictions
+    from tgbhub.evaluate.counterfactual import REAL, Predict, evaluate_counterfactual, read_predictions
 
     if (model is None) == (predictions is None):
         raise InvalidNameError("pass exactly one of model= (a baseline name, e.g. 'edgebank') and predictions= (a "
@@ -935,15 +938,15 @@ def counterfactual(name: str, model: str | None = None, *, predictions: str | os
         wanted = variant_names(real.manifest.name, kinds or None, seeds)
     variants = [load_dataset(variant, cache_dir=cache_dir, offline=offline) for variant in wanted]
 
-    def baseline(label: str) -> Any:
+    def baseline(label: str) -> Predict:
         # a heuristic is deterministic: the run number does not change its scores
         return lambda dataset, task, run: run_baseline(label, dataset, dataset.manifest.task_named(task), "test")
 
-    models: dict[str, Any] = {}
+    models: dict[str, Predict | Mapping[Any, Any]] = {}
     if model is not None:
         models[model] = baseline(model)
-    else:
-        models[Path(predictions).stem] = scored  # type: ignore[arg-type]
+    elif predictions is not None and scored is not None:  # always, when no model is given (checked above)
+        models[Path(predictions).stem] = scored
     for label in controls:
         models.setdefault(label, baseline(label))
     return evaluate_counterfactual(real, variants, models, negatives=negatives, epsilon=epsilon,

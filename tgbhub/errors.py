@@ -107,6 +107,10 @@ class TrainingPaused(TgbhubError, RuntimeError):
         super().__init__(message)
 
 
+class NotFittedError(TgbhubError, RuntimeError):
+    """A trainer was asked to predict, forecast or save before :meth:`fit` or :meth:`restore` gave it a network."""
+
+
 class UnsupportedTaskError(TgbhubError, LookupError):
     """A manifest declares a task (or a baseline model) this tgbhub has no implementation for."""
 

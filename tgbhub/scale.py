@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from tgbhub import api, cache, config
 from tgbhub.errors import (
@@ -41,6 +42,12 @@ from tgbhub.errors import (
 )
 from tgbhub.progress import track
 
+if TYPE_CHECKING:
+    from distributed import Client
+
+    from tgbhub.evaluate.counterfactual import Report
+    from tgbhub.manifest import Manifest
+
 #: how ``--scheduler`` is written; ``local`` starts one worker process per CPU core
 SCHEDULER_FORMS = "tcp://HOST:8786 (a running scheduler), local (one worker process per core) or local:N"
 #: a task that raises something unexpected (not a TgbhubError) runs this many more times; a killed worker's task is
@@ -49,6 +56,14 @@ DEFAULT_RETRIES = 2
 #: how long to wait for a remote scheduler to answer
 CONNECT_TIMEOUT = "30s"
 _LOCAL = re.compile(r"local(?::(\d+))?")
+
+
+class CatalogueFacts(TypedDict):
+    """What the client's catalogue pins of a dataset, for a worker to compare against: the version and every file's
+    ``[sha256, digest]``."""
+
+    version: str
+    files: dict[str, list[str | None]]
 
 
 @dataclass(frozen=True)
@@ -117,7 +132,7 @@ class BuildReport:
                                   "verified in the cache and will be found there")
 
 
-def build(names: Sequence[str], *, client: Any = None, scheduler: str | None = None,
+def build(names: Sequence[str], *, client: Client | None = None, scheduler: str | None = None,
           cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = True,
           retries: int = DEFAULT_RETRIES) -> BuildReport:
     """Build (or find verified in the cache) every dataset in ``names``, one task per dataset.
@@ -152,7 +167,7 @@ def build(names: Sequence[str], *, client: Any = None, scheduler: str | None = N
     return BuildReport(rows=rows, scheduler=label, seconds=round(time.perf_counter() - started, 3))
 
 
-def build_task(name: str, root: str, offline: bool | None, expected: Mapping[str, Any] | None) -> dict[str, Any]:
+def build_task(name: str, root: str, offline: bool | None, expected: CatalogueFacts | None) -> dict[str, Any]:
     """One dataset, on whichever process runs it: the serial path (:func:`tgbhub.api.load_dataset`) into ``root``,
     then the verified entry's hashes. ``expected`` holds the client's manifest facts (version and every file's
     sha256 and digest); a worker whose catalogue differs refuses rather than install other data under that name.
@@ -164,7 +179,7 @@ def build_task(name: str, root: str, offline: bool | None, expected: Mapping[str
     worker, pid = _where()
     try:
         # the client's version, pinned: a worker whose newest differs builds what the client asked for, or fails
-        pinned = (expected or {}).get("version") if "@" not in name else None
+        pinned = expected["version"] if expected is not None and "@" not in name else None
         dataset = api.load_dataset(name, pinned, cache_dir=root, offline=offline)
         manifest = dataset.manifest
         _check_same_catalogue(name, manifest, expected)
@@ -178,7 +193,7 @@ def build_task(name: str, root: str, offline: bool | None, expected: Mapping[str
                     seconds=round(time.perf_counter() - started, 3))
     except TgbhubError as exc:  # one dataset's failure must not cost the others their build
         row = _failed_row(name, str(exc))
-        return {**row, "version": (expected or {}).get("version"), "worker": worker, "pid": pid,
+        return {**row, "version": expected["version"] if expected is not None else None, "worker": worker, "pid": pid,
                 "seconds": round(time.perf_counter() - started, 3)}
 
 
@@ -195,8 +210,8 @@ def grade_task(name: str, file: str, options: Mapping[str, Any]) -> dict[str, An
     return {"file": file, **status, "worker": worker, "seconds": round(time.perf_counter() - started, 3), **result}
 
 
-def evaluate(name: str, files: Sequence[str | os.PathLike[str]], *, client: Any = None, scheduler: str | None = None,
-             cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None,
+def evaluate(name: str, files: Sequence[str | os.PathLike[str]], *, client: Client | None = None,
+             scheduler: str | None = None, cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None,
              retries: int = DEFAULT_RETRIES, **options: Any) -> list[dict[str, Any]]:
     """Grade many submission ``files`` against dataset ``name``, one task each; one row per file, in order.
 
@@ -224,9 +239,9 @@ def evaluate(name: str, files: Sequence[str | os.PathLike[str]], *, client: Any 
 
 
 def counterfactual(name: str, model: str | None = None, *, predictions: str | os.PathLike[str] | None = None,
-                   kinds: Sequence[str] | None = None, seeds: Sequence[int] | None = None, client: Any = None,
+                   kinds: Sequence[str] | None = None, seeds: Sequence[int] | None = None, client: Client | None = None,
                    scheduler: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
-                   offline: bool | None = None, retries: int = DEFAULT_RETRIES, **options: Any) -> Any:
+                   offline: bool | None = None, retries: int = DEFAULT_RETRIES, **options: Any) -> Report:
     """:func:`tgbhub.api.counterfactual`, with the base dataset and every variant it reads first made ready in the
     cache as one task each (the variants' builds are the long part); the scoring then runs here, from the cache.
     ``options`` are the rest of :func:`tgbhub.api.counterfactual`'s keywords (``negatives``, ``controls``,
@@ -262,7 +277,7 @@ def _ready(name: str, root: str, offline: bool | None) -> str:
     return api.load_dataset(name, cache_dir=root, offline=offline).manifest.version
 
 
-def _expected(name: str) -> dict[str, Any] | None:
+def _expected(name: str) -> CatalogueFacts | None:
     """The client's manifest facts for ``name``, pinned, for a worker to compare against; ``None`` when the client's
     catalogue does not know the name (a variant built on request, an import, a typo): the worker's own
     :func:`~tgbhub.api.load_dataset` then decides, and its error comes back as a row."""
@@ -273,16 +288,17 @@ def _expected(name: str) -> dict[str, Any] | None:
     return {"version": manifest.version, "files": {f.name: [f.sha256, f.digest] for f in manifest.files}}
 
 
-def _check_same_catalogue(name: str, manifest: Any, expected: Mapping[str, Any] | None) -> None:
+def _check_same_catalogue(name: str, manifest: Manifest, expected: CatalogueFacts | None) -> None:
     """Raises GenerationError if the worker's manifest is not the one the client resolved."""
     if expected is None:
         return
-    mine = {"version": manifest.version, "files": {f.name: [f.sha256, f.digest] for f in manifest.files}}
+    mine: CatalogueFacts = {"version": manifest.version,
+                            "files": {f.name: [f.sha256, f.digest] for f in manifest.files}}
     if mine != dict(expected):
         from tgbhub.version import __version__
 
         raise GenerationError(f"{name}: this worker's catalogue resolves it to version {manifest.version} with other "
-                              f"file hashes than the client's ({expected.get('version')}); install the client's "
+                              f"file hashes than the client's ({expected['version']}); install the client's "
                               f"tgbhub version on every worker (this worker has tgbhub {__version__})")
 
 
@@ -300,7 +316,7 @@ def _where() -> tuple[str, int]:
         return f"{socket.gethostname()}:{os.getpid()}", os.getpid()
 
 
-def _run(client: Any, function: Callable[..., dict[str, Any]], calls: Sequence[tuple[Any, ...]],
+def _run(client: Client, function: Callable[..., dict[str, Any]], calls: Sequence[tuple[Any, ...]],
          labels: Sequence[str], retries: int,
          failed: Callable[[tuple[Any, ...], str], dict[str, Any]]) -> list[dict[str, Any]]:
     """Submit one task per call, wait for every one, and return their rows in call order; a task that still raised
@@ -323,7 +339,7 @@ def _run(client: Any, function: Callable[..., dict[str, Any]], calls: Sequence[t
 
 
 @contextmanager
-def _session(client: Any, scheduler: str | None) -> Iterator[tuple[Any, str]]:
+def _session(client: Client | None, scheduler: str | None) -> Iterator[tuple[Client | None, str]]:
     """The Dask client to run on and a label for reports: ``client`` as given (left open), a client of a cluster
     started or reached from ``scheduler`` (closed at the end), or ``(None, "serial")``.
 
@@ -381,7 +397,7 @@ def _local_workers(scheduler: str) -> int | None:
     raise InvalidNameError(f"--scheduler {scheduler!r} is not a scheduler; write {SCHEDULER_FORMS}")
 
 
-def _distributed() -> Any:
+def _distributed() -> ModuleType:
     """The ``distributed`` module, imported only when a cluster is asked for.
 
     Raises:

@@ -21,7 +21,7 @@ import os
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,12 @@ from tgbhub import config
 from tgbhub.errors import InvalidNameError, TrainingPaused, UnsupportedTaskError
 from tgbhub.evaluate.graded import Graded
 from tgbhub.manifest import Manifest
+
+if TYPE_CHECKING:
+    from tgbhub.baselines.registry import Column, Submission
+    from tgbhub.data import TemporalGraphDataset, TrajectoryDataset
+    from tgbhub.evaluate.base import TaskEvaluator
+    from tgbhub.trainers import FitReport, TrainConfig, Trainer
 
 #: the resumable fit's state, in the run's folder (:mod:`tgbhub.trainers.resume`)
 STATE_FILE = "fit-state.pt"
@@ -128,7 +134,8 @@ def train(model: str, name: str, *, version: str | None = None, seed: int = 42, 
     return Graded("train", graded, model=model, run=run)
 
 
-def _paused(model: str, dataset: Any, config: Any, report: Any, planned: int) -> TrainingPaused:
+def _paused(model: str, dataset: TemporalGraphDataset | TrajectoryDataset, config: TrainConfig, report: FitReport,
+            planned: int) -> TrainingPaused:
     slowest = max((h["seconds"] for h in report.history), default=0.0)
     return TrainingPaused(
         f"{model} on {dataset.name}@{dataset.version} paused after epoch {report.epochs_run} of {planned} (seed "
@@ -137,8 +144,8 @@ def _paused(model: str, dataset: Any, config: Any, report: Any, planned: int) ->
         "fits) to go on", state_file=str(config.state_file), epochs_run=report.epochs_run, epochs=planned)
 
 
-def regrade_command(dataset: Any, task: Mapping[str, Any], split: str, files: Mapping[str, str],
-                    cache_dir: str | os.PathLike[str] | None = None) -> str:
+def regrade_command(dataset: TemporalGraphDataset | TrajectoryDataset, task: Mapping[str, Any], split: str,
+                    files: Mapping[str, str], cache_dir: str | os.PathLike[str] | None = None) -> str:
     """The ``tgbhub evaluate ...`` command line that grades a run's written files as the run graded them.
 
     Everything the run chose is spelled out rather than left to the command's defaults, which could pick otherwise:
@@ -158,8 +165,9 @@ def regrade_command(dataset: Any, task: Mapping[str, Any], split: str, files: Ma
     return shlex.join(argv)
 
 
-def _write_run(folder: Path, trainer: Any, config: Any, dataset: Any, task: Mapping[str, Any], report: Any,
-               submission: Mapping[str, Any], evaluator: Any, split: str) -> dict[str, str]:
+def _write_run(folder: Path, trainer: Trainer, config: TrainConfig, dataset: TemporalGraphDataset | TrajectoryDataset,
+               task: Mapping[str, Any], report: FitReport, submission: Submission, evaluator: TaskEvaluator,
+               split: str) -> dict[str, str]:
     """Write the checkpoint, the submission and whatever else the evaluator graded; returns name -> path."""
     from tgbhub.evaluate.submission import write_submission
     from tgbhub.trainers import save_checkpoint
@@ -177,7 +185,8 @@ def _write_run(folder: Path, trainer: Any, config: Any, dataset: Any, task: Mapp
     return files
 
 
-def _teacher_forced_columns(submission: Any, evaluator: Any, split: str) -> dict[str, Any] | None:
+def _teacher_forced_columns(submission: Submission, evaluator: TaskEvaluator, split: str
+                            ) -> dict[str, Column] | None:
     """The teacher-forced forecasts file's columns (``window``, ``values``) when the run was graded with forecasts
     in memory, else ``None``.
 

@@ -64,7 +64,7 @@ def blas_hash(deviation_blas: Callable[[int, int], np.ndarray]) -> str:
     return digest.hexdigest()
 
 
-def _refuse(component: str, expected: Any, actual: Any, cause: str) -> GenerationError:
+def _refuse(component: str, expected: object, actual: object, cause: str) -> GenerationError:
     return GenerationError(f"this machine computes the {component} differently from the machine that published the "
                            f"data (expected {expected}, got {actual}): {cause}. {_WAY_OUT}")
 
@@ -117,6 +117,6 @@ def check(params: Mapping[str, Any], base_seed: int, checks: Mapping[str, Any],
              "the SALI kernel's arithmetic differs")
 
 
-def _compare(component: str, expected: Any, actual: Any, cause: str) -> None:
+def _compare(component: str, expected: object, actual: object, cause: str) -> None:
     if expected != actual:
         raise _refuse(component, expected, actual, cause)

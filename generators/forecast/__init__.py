@@ -8,12 +8,107 @@ task name. A builder is handed the task's definition (the library's task plug-in
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from tgbhub.errors import GenerationError
-from tgbhub.manifest import Recipe
+from tgbhub.manifest import Manifest, Recipe
+
+if TYPE_CHECKING:  # for annotations only
+    import numpy as np
+
+
+class DatasetView(Protocol):
+    """What the definition's ``events`` reads of a dataset: its verified edge columns and its manifest."""
+
+    @property
+    def t(self) -> np.ndarray: ...
+
+    @property
+    def src(self) -> np.ndarray: ...
+
+    @property
+    def dst(self) -> np.ndarray: ...
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+
+class Events(Protocol):
+    """What the builders read of the definition's events (the library's ``tgbhub.forecasting.windows.Events``)."""
+
+    @property
+    def t(self) -> np.ndarray: ...
+
+    @property
+    def num_nodes(self) -> int: ...
+
+    @property
+    def symmetric(self) -> bool: ...
+
+    def range(self, split: str) -> tuple[int, int]: ...
+
+    def pair_codes(self) -> np.ndarray: ...
+
+
+class Windows(Protocol):
+    """What the builders read of one split's windows (the library's ``tgbhub.forecasting.windows.WindowIndex``)."""
+
+    @property
+    def lo(self) -> np.ndarray: ...
+
+    @property
+    def hi(self) -> np.ndarray: ...
+
+    @property
+    def sizes(self) -> np.ndarray: ...
+
+    def window_of(self, positions: np.ndarray) -> np.ndarray: ...
+
+    def __len__(self) -> int: ...
+
+
+#: the definition's events type
+Ev = TypeVar("Ev", bound=Events)
+
+
+class Definition(Protocol[Ev]):
+    """The task's definition as the builders read it (the window task's: the library's module
+    ``tgbhub.forecasting.task``), over its events type: names, versions, events, windows, horizon and task block."""
+
+    TASK_NAME: str
+    TASK_VERSION: str
+    PUBLISHED: str
+    CITATION: str
+
+    def events(self, dataset: DatasetView) -> Ev: ...
+
+    def horizon_of(self, ev: Ev) -> dict[str, Any]: ...
+
+    def graded_splits(self, manifest: Manifest) -> list[str]: ...
+
+    def window_index(self, ev: Ev, split: str, horizon: float) -> Windows: ...
+
+    def negatives_file(self, split: str) -> str: ...
+
+    def task_block(self, manifest: Manifest, ev: Ev) -> dict[str, Any]: ...
+
+
+class Build(Protocol):
+    """``build(manifest, columns, seed, definition) -> {file: {column: array}}``."""
+
+    def __call__(self, manifest: Manifest, columns: Mapping[str, Mapping[str, np.ndarray]], seed: int,
+                 definition: Definition[Ev]) -> dict[str, dict[str, np.ndarray]]: ...
+
+
+class Document(Protocol):
+    """``document(manifest, columns, files, folder, definition[, seed]) -> task document``."""
+
+    def __call__(self, manifest: Manifest, columns: Mapping[str, Mapping[str, np.ndarray]],
+                 files: Mapping[str, Mapping[str, np.ndarray]], folder: Path, definition: Definition[Ev],
+                 seed: int = ...) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -25,9 +120,9 @@ class TaskArtifacts:
     generator: str
     version: str
     seed: int
-    build: Callable[..., dict[str, dict[str, Any]]]
-    write: Callable[..., dict[str, Any]]
-    document: Callable[..., dict[str, Any]]
+    build: Build
+    write: Callable[[Mapping[str, Mapping[str, np.ndarray]], Path], dict[str, Path]]
+    document: Document
 
 
 def _window() -> TaskArtifacts:

@@ -23,6 +23,7 @@ from tgbhub.hashing import DIGEST_ALGORITHM, content_digest, file_sha256
 from tgbhub.manifest import TASK_DOCUMENT_FORMAT, TASKS_FOLDER, Manifest
 
 from ..negatives import stream_key
+from . import Definition, Ev
 from .negatives import group_negatives
 
 #: the recipe generator of the task's negatives, and its version
@@ -41,7 +42,7 @@ def dataset_view(manifest: Manifest, columns: Mapping[str, Mapping[str, np.ndarr
 
 
 def build(manifest: Manifest, columns: Mapping[str, Mapping[str, np.ndarray]], seed: int,
-          definition: Any) -> dict[str, dict[str, np.ndarray]]:
+          definition: Definition[Ev]) -> dict[str, dict[str, np.ndarray]]:
     """Every graded split's negatives file: one row per event of the split, in event order: the event's ``window``
     and its negative ``(neg_src, neg_dst)``, ``fill`` 0 if drawn from the historical pool, 1 if a random top-up."""
     d = definition
@@ -70,8 +71,8 @@ def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path) -> dict[s
     return {name: folder / name for name in files}
 
 
-def _split_stats(files: Mapping[str, Mapping[str, np.ndarray]], ev: Any, split: str, horizon: Any,
-                 d: Any) -> dict[str, Any]:
+def _split_stats(files: Mapping[str, Mapping[str, np.ndarray]], ev: Ev, split: str, horizon: float,
+                 d: Definition[Ev]) -> dict[str, Any]:
     index = d.window_index(ev, split, horizon)
     sizes = index.sizes
     fill = files[d.negatives_file(split)]["fill"]
@@ -83,7 +84,7 @@ def _split_stats(files: Mapping[str, Mapping[str, np.ndarray]], ev: Any, split: 
 
 
 def task_document(manifest: Manifest, columns: Mapping[str, Mapping[str, np.ndarray]],
-                  files: Mapping[str, Mapping[str, np.ndarray]], folder: Path, definition: Any,
+                  files: Mapping[str, Mapping[str, np.ndarray]], folder: Path, definition: Definition[Ev],
                   seed: int = SEED) -> dict[str, Any]:
     """The task document of ``manifest``'s window-forecasting task, for files written into ``folder``."""
     d = definition

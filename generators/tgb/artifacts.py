@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypedDict, cast
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
 from tgbhub.manifest import plain
 
 from ..manifests import croissant_document, file_object
+from .catalogue import TgbEntry
 from .release import ProgressFactory, Release
 
 IMPORTER = "tgbhub.tgb-import"
@@ -29,7 +30,7 @@ IMPORTER_VERSION = "1.1.0"
 PUBLISHED = "2026-11-23"
 
 
-def dataset_version(entry: Any) -> str:
+def dataset_version(entry: TgbEntry) -> str:
     """``<TGB's version>.<importer's minor>.0``: TGB's data version stays visible, our conversion fixes count up."""
     return f"{entry.tgb_version}.{IMPORTER_VERSION.split('.')[1]}.0"
 
@@ -38,7 +39,49 @@ def dataset_version(entry: Any) -> str:
 FAMILY_MODULES = {"tgbl": ".tgbl", "tkgl": ".tkgl", "thgl": ".thgl", "tgbn": ".tgbn"}
 
 
-def family_module(entry: Any) -> Any:
+class _Measured(TypedDict):
+    splits: dict[str, tuple[int, int]]
+    measured: dict[str, Any]
+    num_nodes: int
+    reordered_rows: int
+    parser: str
+
+
+class Info(_Measured, total=False):
+    """What a family converter measured on the way (its ``convert``'s second result): the split's row ranges, the
+    statistics (``measured``: the manifest's, checked against the published ones), the node count, how many rows
+    moved in the time sort and py-tgb's parser; and, by family, the node features' layout (``node_feat``), the
+    relation count (``num_relations``) and static edges (``static``) of a knowledge graph, the labels' row ranges
+    and width (``label_rows``, ``label_dim``) of a node task."""
+
+    node_feat: dict[str, Any]
+    num_relations: int
+    static: dict[str, int] | None
+    label_rows: dict[str, tuple[int, int]]
+    label_dim: int
+
+
+class Description(TypedDict):
+    """What a family converter's ``describe`` adds to the manifest: its ``graph`` block, ``tasks`` and
+    ``record_sets``."""
+
+    graph: dict[str, Any]
+    tasks: list[dict[str, Any]]
+    record_sets: list[dict[str, Any]]
+
+
+class Converter(Protocol):
+    """A TGB family's converter module (:data:`FAMILY_MODULES`)."""
+
+    def convert(self, entry: TgbEntry, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], Info]: ...
+
+    def write(self, files: Mapping[str, Mapping[str, np.ndarray]], folder: Path,
+              progress: ProgressFactory | None = None) -> dict[str, Path]: ...
+
+    def describe(self, entry: TgbEntry, files: Mapping[str, Mapping[str, np.ndarray]], info: Info) -> Description: ...
+
+
+def family_module(entry: TgbEntry) -> Converter:
     """The converter of ``entry``'s family.
 
     Raises:
@@ -46,7 +89,8 @@ def family_module(entry: Any) -> Any:
     """
     module = FAMILY_MODULES.get(entry.family)
     try:
-        return importlib.import_module(module, __package__) if module else None
+        # every TgbEntry.family has its module here: the None is never returned
+        return cast(Converter, importlib.import_module(module, __package__) if module else None)
     except ModuleNotFoundError as exc:
         if exc.name != f"{__package__}{module}":
             raise
@@ -54,7 +98,7 @@ def family_module(entry: Any) -> Any:
                               "yet; upgrade tgbhub") from exc
 
 
-def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]]:
+def convert(entry: TgbEntry, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], Info]:
     """The dataset's files (name -> columns) from an opened release, and what was measured on the way (``splits``,
     ``measured``, ``num_nodes``, ``reordered_rows``, ``parser``, ...), by its family's converter.
 
@@ -65,14 +109,14 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
     return family_module(entry).convert(entry, release)
 
 
-def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path, entry: Any,
+def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path, entry: TgbEntry,
           progress: ProgressFactory | None = None) -> dict[str, Path]:
     """Write the files into ``folder`` with ``entry``'s family converter (zstd Parquet, byte-stable), showing its
     progress through ``progress`` (silent if None)."""
     return family_module(entry).write(files, folder, progress)
 
 
-def responsible_ai(entry: Any) -> dict[str, Any]:
+def responsible_ai(entry: TgbEntry) -> dict[str, Any]:
     """The Croissant RAI fields of an imported TGB dataset, from its catalogue entry: real-world data collected by
     its source, TGB's release and intended use, the entry's own notes as limitations, who the records are about."""
     source = "TGB 2.0" if entry.family in ("tkgl", "thgl") else "TGB"
@@ -110,7 +154,7 @@ def responsible_ai(entry: Any) -> dict[str, Any]:
     }
 
 
-def manifest_document(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]], info: Mapping[str, Any],
+def manifest_document(entry: TgbEntry, files: Mapping[str, Mapping[str, np.ndarray]], info: Info,
                       folder: Path, zip_name: str, zip_sha256: str, published: Mapping[str, Any],
                       modified: bool = False) -> dict[str, Any]:
     """The Croissant manifest of an imported dataset whose files are in ``folder``.

@@ -181,9 +181,10 @@ def _splits(train: int, val: int, test: int) -> dict[str, int]:
 _NO_LICENSE = "license: not recorded in the TGB papers; py-tgb's README refers to the TGB website for dataset licenses"
 
 
-def _tgbl(name: str, version: int, zip_name: str, files: dict[str, str], q: int, domain: str | None, stats: dict,
-          profile: dict, stats_note: dict, wda: tuple[bool | None, bool | None, bool | None], *,
-          time_unit: str | None = None, supplementary: bool = False, notes: tuple[str, ...] = ()) -> TgbEntry:
+def _tgbl(name: str, version: int, zip_name: str, files: dict[str, str], q: int, domain: str | None,
+          stats: Mapping[str, object], profile: Mapping[str, float], stats_note: Mapping[str, str],
+          wda: tuple[bool | None, bool | None, bool | None], *, time_unit: str | None = None,
+          supplementary: bool = False, notes: tuple[str, ...] = ()) -> TgbEntry:
     return TgbEntry(
         name=name, family="tgbl", task="link", tgb_version=version, zip_name=zip_name, files=_ro(files),
         eval_metric="mrr", ns_strategy="hist_rnd", q=q, ns_seed=42, hist_ratio=0.5, num_classes=None,
@@ -263,7 +264,7 @@ _TGBL = (
 )
 
 
-def _tgbn(name: str, num_classes: int, domain: str, stats: dict, surprise: float, attributed: bool, *,
+def _tgbn(name: str, num_classes: int, domain: str, stats: Mapping[str, object], surprise: float, attributed: bool, *,
           period: str) -> TgbEntry:
     return TgbEntry(
         name=name, family="tgbn", task="node", tgb_version=1, zip_name=f"{name}.zip",
@@ -316,7 +317,8 @@ _THG_FILES_NOTE = ("the zip also holds nodemapping.csv and edgemapping.csv (huma
 
 
 def _multirel(name: str, q: int | None, domain: str, time_unit: str | None, lic: str | None, scale: str | None,
-              stats: dict, profile: dict, stats_note: dict, *, notes: tuple[str, ...] = ()) -> TgbEntry:
+              stats: Mapping[str, object], profile: Mapping[str, float], stats_note: Mapping[str, str], *,
+              notes: tuple[str, ...] = ()) -> TgbEntry:
     family: Family = "tkgl" if name.startswith("tkgl-") else "thgl"
     files = {"edgelist": f"{name}_edgelist.csv", "val_ns": f"{name}_val_ns.pkl", "test_ns": f"{name}_test_ns.pkl"}
     if "num_static_edges" in stats:
@@ -335,13 +337,13 @@ def _multirel(name: str, q: int | None, domain: str, time_unit: str | None, lic:
         scale=scale, notes=notes)
 
 
-def _profile(induct: float, drec: float, rec: float, con: float, edges_ts: float, nodes_ts: float) -> dict:
+def _profile(induct: float, drec: float, rec: float, con: float, edges_ts: float, nodes_ts: float) -> dict[str, float]:
     return {"inductive_test_fraction": induct, "drec": drec, "rec": rec, "con": con,
             "mean_edges_per_timestep": edges_ts, "mean_nodes_per_timestep": nodes_ts}
 
 
 def _counts(nodes: int, edges: int, rels: int, steps: int, split_edges: tuple[int, int, int],
-            split_steps: tuple[int, int, int], **extra: int) -> dict:
+            split_steps: tuple[int, int, int], **extra: int) -> dict[str, int | dict[str, int]]:
     return {"num_nodes": nodes, "num_edges": edges, "num_relations": rels, "num_timestamps": steps, **extra,
             "split_edges": _splits(*split_edges), "split_timestamps": _splits(*split_steps)}
 

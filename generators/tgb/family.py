@@ -18,7 +18,7 @@ from tgbhub.errors import GenerationError
 from tgbhub.hashing import file_sha256
 from tgbhub.manifest import Recipe
 
-from ..families import Built, Family, Inputs
+from ..families import Built, CatalogueEntry, Family, Inputs
 from ..importers import kept_release
 from .artifacts import IMPORTER, IMPORTER_VERSION, convert, write
 from .catalogue import entry as catalogue_entry
@@ -65,9 +65,9 @@ def _build(recipe: Recipe, folder: Path, inputs: Inputs) -> Built:
     return Built(files=write(files, folder, item), columns=files)
 
 
-def _write(entry: Any, folder: Path, inputs: Inputs) -> dict[str, Any]:
+def _write(entry: CatalogueEntry, folder: Path, inputs: Inputs) -> dict[str, Any]:
     raise GenerationError("TGB datasets are imported, not authored: run `tgbhub import tgb/NAME`")
 
 
-FAMILY = Family(name="tgb", generators=frozenset({IMPORTER}), catalogue=lambda: [], write=_write, build=_build,
-                preflight=_preflight)
+FAMILY: Family[CatalogueEntry] = Family(name="tgb", generators=frozenset({IMPORTER}), catalogue=lambda: [],
+                                        write=_write, build=_build, preflight=_preflight)

@@ -523,7 +523,7 @@ def _entry(raw: bytes, p: int, memo: int, known: dict[int, Any]
         raise _Foreign from exc
 
 
-def _is_key(item: Any) -> bool:
+def _is_key(item: object) -> bool:
     return type(item) is tuple and len(item) == 3 and all(isinstance(part, _Scalar) for part in item)
 
 
@@ -545,11 +545,11 @@ def _reduced(callable_: Any, args: Any) -> Any:
     raise _Foreign
 
 
-def _built(item: Any) -> bool:
+def _built(item: object) -> bool:
     return isinstance(item, _Dtype) and item.built
 
 
-def _array(dtype: _Dtype, shape: Any, data: bytes) -> _Array:
+def _array(dtype: _Dtype, shape: object, data: bytes) -> _Array:
     if not (type(shape) is tuple and len(shape) == 1 and type(shape[0]) is int and shape[0] >= 0
             and len(data) == shape[0] * _DTYPES[dtype.name][1]):
         raise _Foreign

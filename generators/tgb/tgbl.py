@@ -57,6 +57,8 @@ from tgbhub.errors import GenerationError
 
 from ..manifests import parquet_record_set
 from ..ranking import negatives_file, ranking_submission, write_negatives
+from .artifacts import Description, Info
+from .catalogue import TgbEntry
 from .negpickle import ScannedNegatives, scan
 from .release import (
     EVERY_COLUMN,
@@ -599,7 +601,7 @@ def distinct_count(*columns: np.ndarray) -> int:
     return int(len(np.unique(np.concatenate(columns))))
 
 
-def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]]:
+def convert(entry: TgbEntry, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], Info]:
     """The dataset's files (name -> columns) from an opened release, and what was measured on the way (``splits``,
     ``measured``, ``num_nodes``, ``reordered_rows``, ``parser``, and ``node_feat`` where the release has node
     features).
@@ -617,7 +619,7 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
     files: dict[str, dict[str, np.ndarray]] = {EDGES_FILE: {
         "t": edges["t"], "src": edges["src"].astype(np.int32), "dst": edges["dst"].astype(np.int32),
         "edge_id": edges["edge_id"], "edge_feat": edges["edge_feat"]}}
-    info: dict[str, Any] = {"splits": splits, "reordered_rows": reordered, "parser": parser,
+    info: Info = {"splits": splits, "reordered_rows": reordered, "parser": parser,
                             "measured": measured_stats(edges, splits),
                             "num_nodes": int(max(edges["src"].max(), edges["dst"].max())) + 1 if len(edges["t"]) else 0}
     if "node_feat" in entry.files:  # the catalogue lists the file for the datasets py-tgb reads node features of
@@ -702,7 +704,7 @@ def _arrow_rows(columns: Mapping[str, np.ndarray], start: int, stop: int) -> pa.
     return pa.Table.from_arrays(arrays, names=list(columns))
 
 
-def _ranking_task(entry: Any, splits: list[str]) -> dict[str, Any]:
+def _ranking_task(entry: TgbEntry, splits: list[str]) -> dict[str, Any]:
     return {
         "name": "ranking", "type": "one-vs-many-ranking", "report_split": "test",
         "query": "one per edge of the split, in stored order: rank dst among the query's negatives as destinations "
@@ -718,7 +720,7 @@ def _ranking_task(entry: Any, splits: list[str]) -> dict[str, Any]:
         "submission": ranking_submission()}
 
 
-def describe(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]], info: Mapping[str, Any]) -> dict[str, Any]:
+def describe(entry: TgbEntry, files: Mapping[str, Mapping[str, np.ndarray]], info: Info) -> Description:
     """The family-specific parts of a tgbl dataset's manifest: ``graph``, ``tasks`` and ``record_sets``."""
     edges = files[EDGES_FILE]
     splits = [split for split in SPLITS[1:] if negatives_file(split) in files]

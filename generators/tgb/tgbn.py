@@ -48,6 +48,8 @@ import pyarrow.compute as pc
 from tgbhub.errors import GenerationError
 
 from ..manifests import parquet_record_set
+from .artifacts import Description, Info
+from .catalogue import TgbEntry
 from .release import (
     EVERY_COLUMN,
     ProgressFactory,
@@ -97,7 +99,7 @@ PARSERS: Mapping[str, Parser] = {
 }
 
 
-def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]]:
+def convert(entry: TgbEntry, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], Info]:
     """``edges.parquet`` and ``labels.parquet`` (name -> columns) of a tgbn release, and what was measured.
 
     Raises:
@@ -128,7 +130,7 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
                 "label_dim": ids.width,
                 "split_label_timestamps": {name: int(len(np.unique(labels["t"][lo:hi])))
                                            for name, (lo, hi) in label_rows.items()}}
-    info = {"splits": splits, "reordered_rows": reordered, "parser": parser.name, "measured": measured,
+    info: Info = {"splits": splits, "reordered_rows": reordered, "parser": parser.name, "measured": measured,
             "num_nodes": ids.space, "label_rows": label_rows, "label_dim": ids.width}
     return files, info
 
@@ -280,7 +282,7 @@ def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path,
     return {name: folder / name for name in files}
 
 
-def _ndcg_task(entry: Any, info: Mapping[str, Any]) -> dict[str, Any]:
+def _ndcg_task(entry: TgbEntry, info: Info) -> dict[str, Any]:
     rows = {name: list(info["label_rows"][name]) for name in SPLITS}
     ungraded = [rows["test"][1], int(info["measured"]["num_label_rows"])]
     return {
@@ -311,7 +313,7 @@ def _ndcg_task(entry: Any, info: Mapping[str, Any]) -> dict[str, Any]:
                        "scores": f"exactly {int(info['label_dim'])} finite scores, entry c for class c"}}
 
 
-def describe(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]], info: Mapping[str, Any]) -> dict[str, Any]:
+def describe(entry: TgbEntry, files: Mapping[str, Mapping[str, np.ndarray]], info: Info) -> Description:
     """The family-specific parts of a tgbn dataset's manifest: ``graph``, ``tasks`` and ``record_sets``."""
     edges = files[EDGES_FILE]
     record_sets = [

@@ -26,13 +26,14 @@ position in ``edge_id``); ``nodes.parquet`` (``node``, ``type`` int32, one row p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from tgbhub.errors import GenerationError
 
+from .artifacts import Description, Info
+from .catalogue import TgbEntry
 from .release import Release, columns_at_least, first_appearance, integers, read_csv
 from .tgbl import split_rows, time_order
 from .tkgl import EDGES_FILE, measured_stats, parser_of, ranking_task, record_sets, split_negatives, write
@@ -95,7 +96,7 @@ def parse_node_types(release: Release, member: str, nodes: pa.Array) -> tuple[np
     return node_type, int(len(raw) - len(np.unique(order[slot])))
 
 
-def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]]:
+def convert(entry: TgbEntry, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], Info]:
     """The dataset's files (name -> columns) and what was measured (``splits``, ``measured``, ``num_nodes``,
     ``reordered_rows``, ``parser``, ``num_relations``).
 
@@ -122,7 +123,7 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
                    "parser": parser, "num_relations": num_rels}
 
 
-def describe(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]], info: Mapping[str, Any]) -> dict[str, Any]:
+def describe(entry: TgbEntry, files: Mapping[str, Mapping[str, np.ndarray]], info: Info) -> Description:
     """The family-specific parts of a thgl dataset's manifest: ``graph``, ``tasks`` and ``record_sets``."""
     edges = files[EDGES_FILE]
     features = f"float64[{edges['edge_feat'].shape[1]}] (edge_feat)" if "edge_feat" in edges else "constant-1"

@@ -63,7 +63,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pyarrow as pa
@@ -73,6 +73,8 @@ from tgbhub.errors import GenerationError, SourceWarning
 from ..manifests import parquet_record_set
 from ..negatives import Pools, audit_pooled, relation_pools, time_filtered, type_pools
 from ..ranking import negatives_file, ranking_submission
+from .artifacts import Description, Info
+from .catalogue import TgbEntry
 from .release import (
     ProgressFactory,
     Release,
@@ -109,7 +111,20 @@ def filter_nodes_file(split: str) -> str:
 
 # --- reading ---------------------------------------------------------------------------------------------------------
 
-def parse_quadruples(release: Release, member: str, parser: str) -> dict[str, Any]:
+class Quadruples(TypedDict):
+    """A TKG edge list as :func:`parse_quadruples` reads it: the columns (int64, CSV order, py-tgb's ids) and the
+    numbering's dictionaries (the raw value of every node id; of every relation id, or None where py-tgb keeps the
+    relation ids)."""
+
+    t: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    edge_type: np.ndarray
+    nodes: pa.Array
+    relations: pa.Array | None
+
+
+def parse_quadruples(release: Release, member: str, parser: str) -> Quadruples:
     """``t, src, dst, edge_type`` (int64, CSV order, py-tgb's ids) of a TKG edge list, with the numbering's
     dictionaries (``nodes``, ``relations``; ``relations`` is None where py-tgb keeps the relation ids).
 
@@ -133,7 +148,7 @@ def parse_quadruples(release: Release, member: str, parser: str) -> dict[str, An
             "edge_type": edge_type, "nodes": nodes, "relations": relations}
 
 
-def with_inverses(quads: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], int]:
+def with_inverses(quads: Quadruples) -> tuple[dict[str, np.ndarray], int]:
     """py-tgb's ``full_data`` order (originals, then ``(dst, src, t, rel + R)``), ``edge_id`` its positions, then
     sorted stably by ``t`` (see the module docstring); also returns ``R``."""
     num_rels = int(len(np.unique(quads["edge_type"])))
@@ -147,7 +162,8 @@ def with_inverses(quads: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray
     return time_order(full)[0], num_rels
 
 
-def parse_static(release: Release, member: str, nodes: pa.Array, relations: pa.Array) -> tuple[dict, int]:
+def parse_static(release: Release, member: str, nodes: pa.Array, relations: pa.Array
+                 ) -> tuple[dict[str, np.ndarray], int]:
     """py-tgb's ``csv_to_staticdata``: ``head, tail, edge_type`` (int32) with the temporal numbering continued (see
     the module docstring); also returns the size of the id space with the static-only entities.
 
@@ -330,7 +346,7 @@ def audit_negatives(negatives: Mapping[str, np.ndarray], pools: Pools, num_nodes
     return stats
 
 
-def split_negatives(entry: Any, release: Release, edges: Mapping[str, np.ndarray],
+def split_negatives(entry: TgbEntry, release: Release, edges: Mapping[str, np.ndarray],
                     splits: Mapping[str, tuple[int, int]], num_nodes: int, node_type: np.ndarray | None = None
                     ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, int]]]:
     """The files of the val and test negatives (filter sets for ``time-filtered``, else the ranking layout) and
@@ -354,7 +370,7 @@ def split_negatives(entry: Any, release: Release, edges: Mapping[str, np.ndarray
             files[filters_file(split)], files[filter_nodes_file(split)] = queries, nodes
             found = {f"filter_sets_{k}": v for k, v in check_filter_sets(queries, nodes, keys, member, split).items()}
         else:
-            pools = POOLS.get(entry.ns_strategy)
+            pools = POOLS.get(entry.ns_strategy)  # type: ignore[arg-type]  # None (no strategy) has no pool either
             if pools is None:
                 raise GenerationError(f"{entry.name}: TGB's negative strategy {entry.ns_strategy!r} has no pool rule "
                                       f"in this tgbhub (it knows time-filtered, {', '.join(POOLS)}); upgrade tgbhub")
@@ -368,7 +384,7 @@ def split_negatives(entry: Any, release: Release, edges: Mapping[str, np.ndarray
 
 # --- conversion ------------------------------------------------------------------------------------------------------
 
-def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, Any]]:
+def convert(entry: TgbEntry, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], Info]:
     """The dataset's files (name -> columns) and what was measured (``splits``, ``measured``, ``num_nodes``,
     ``reordered_rows``, ``parser``, ``num_relations``, ``static``).
 
@@ -402,7 +418,7 @@ def convert(entry: Any, release: Release) -> tuple[dict[str, dict[str, np.ndarra
                    "parser": parser, "num_relations": num_rels, "static": static}
 
 
-def parser_of(entry: Any) -> str:
+def parser_of(entry: TgbEntry) -> str:
     """py-tgb's parser of ``entry``'s edge list.
 
     Raises:
@@ -453,7 +469,8 @@ def record_set(name: str, file: str, description: str, columns: Mapping[str, np.
 
 # --- manifest parts --------------------------------------------------------------------------------------------------
 
-def ranking_task(entry: Any, files: Mapping[str, Any], query: str, strategy: str) -> dict[str, Any]:
+def ranking_task(entry: TgbEntry, files: Mapping[str, Mapping[str, np.ndarray]], query: str,
+                 strategy: str) -> dict[str, Any]:
     """The ``one-vs-many-ranking`` task of a dataset with TGB's 1-vs-q negatives (tkgl-wikidata, thgl-*)."""
     splits = [split for split in SPLITS[1:] if negatives_file(split) in files]
     q = max(int(files[negatives_file(split)]["negatives"].shape[1]) for split in splits)  # as stored
@@ -495,7 +512,7 @@ def filtered_task(num_nodes: int) -> dict[str, Any]:
                                      "grades without a file"}}
 
 
-def describe(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]], info: Mapping[str, Any]) -> dict[str, Any]:
+def describe(entry: TgbEntry, files: Mapping[str, Mapping[str, np.ndarray]], info: Info) -> Description:
     """The family-specific parts of a tkgl dataset's manifest: ``graph``, ``tasks`` and ``record_sets``."""
     num_rels = info["num_relations"]
     graph: dict[str, Any] = {
@@ -509,7 +526,8 @@ def describe(entry: Any, files: Mapping[str, Mapping[str, np.ndarray]], info: Ma
                           "pytgb_order": "sort the rows by edge_id (py-tgb's full_data: originals, then inverses)"},
         "pytgb_edge_idxs": "edge_id + 1 on original rows, edge_id + 2 on inverse rows"}
     if info.get("static") is not None:
-        graph["static_edges"] = {"file": STATIC_FILE, **info["static"], "relation_ids": "temporal relations keep "
+        graph["static_edges"] = {"file": STATIC_FILE, **info["static"],  # type: ignore[dict-item]  # not None: above
+                                 "relation_ids": "temporal relations keep "
                                  "their id; new ones 2R, 2R + 1, ... by first appearance (py-tgb)"}
     tasks = [filtered_task(info["num_nodes"])] if entry.ns_strategy == "time-filtered" else [ranking_task(
         entry, files, "one per row of the split (original and inverse edges: both directions), in stored order: "

@@ -182,7 +182,8 @@ def _grouped(num_snapshots: int, num_nodes: int, *parts: tuple[np.ndarray, np.nd
     return from_undirected(np.bincount(t, minlength=num_snapshots), u[order], v[order], num_nodes)
 
 
-def _er_block(uniforms: np.ndarray, p: float, block_nodes: int, offset: int):
+def _er_block(uniforms: np.ndarray, p: float, block_nodes: int,
+              offset: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """ER draws (one per pair, ``combinations`` order) for consecutive snapshots; ``uniforms`` is (snapshots, pairs)."""
     pair_u, pair_v = lexicographic_pairs(block_nodes)
     snap, pair = np.nonzero(uniforms < p)

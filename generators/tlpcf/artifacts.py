@@ -22,7 +22,7 @@ parent's test split (the paper's Table 2 quantities).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from tgbhub.errors import GenerationError
 from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
 from tgbhub.manifest import Manifest, plain
 
+from ..families import Distances
 from ..manifests import croissant_document, file_object, parquet_record_set
 from ..negatives import hist_rnd, history_csr, stream_key
 from ..ranking import negatives_file, ranking_task, write_negatives
@@ -167,7 +168,7 @@ def invariants(kind: str, params: Mapping[str, Any], before: tuple[np.ndarray, .
 
 def manifest_document(variant: Variant, parent: Manifest, parent_columns: Mapping[str, Mapping[str, np.ndarray]],
                       files: Mapping[str, Mapping[str, np.ndarray]], folder: Path,
-                      distances: Callable[..., dict[str, Any]]) -> dict[str, Any]:
+                      distances: Distances) -> dict[str, Any]:
     """The Croissant manifest of one built variant (``folder`` holds its files); ``distances`` is the evaluator's
     ATD/ACD (:func:`tgbhub.evaluate.metrics.generative_scores`), handed over by whoever builds the variant."""
     edges_file = parent.graph["edges_file"]
@@ -179,8 +180,8 @@ def manifest_document(variant: Variant, parent: Manifest, parent_columns: Mappin
     tau = tau_bar(before[2])
     params = canonical_params(variant.kind, variant.params)
     scores = distances(before, _events(events, symmetric), fallback="cap")
-    distance = {key: scores[key] for key in ("atd", "acd", "atd_reverse", "acd_reverse", "atd_symmetric",
-                                             "acd_symmetric", "count_ratio", "T", "tau_bar")}
+    distance: dict[str, float | str] = {key: scores[key] for key in (
+        "atd", "acd", "atd_reverse", "acd_reverse", "atd_symmetric", "acd_symmetric", "count_ratio", "T", "tau_bar")}
     distance["convention"] = ("TLPCF Eq. 6/7 against the parent's test events (one per undirected edge, src < dst), "
                               "fallback 'cap', open windows of +-tau_bar, directed pairs")
     stats = {"num_rows": int(len(events["t"])) + int(len(edges["t"])) - (last - first),

@@ -26,7 +26,7 @@ GENERATOR = "tlpcf/distort"
 VERSION = "1.0.0"
 #: the published variant kinds, ``(kind, params)``, and seeds of every T-GRAB dataset: the counterfactual check's
 #: default conditions too
-DEFAULT_KINDS: tuple[tuple[str, dict[str, Any]], ...] = (("shuffle", {}), ("intense", {"k": 5}),
+DEFAULT_KINDS: tuple[tuple[str, dict[str, int]], ...] = (("shuffle", {}), ("intense", {"k": 5}),
                                                          ("intense", {"k": 1}))
 DEFAULT_SEEDS = tuple(range(10))
 CITATION = ("@article{rahman2024tlpcf, title={Rethinking Evaluation Strategy for Temporal Link Prediction through "
@@ -75,7 +75,7 @@ def _written_kind(label: str) -> tuple[str, dict[str, int]]:
     return parsed
 
 
-def parse_variant(name: str) -> tuple[str, str, dict[str, Any], int] | None:
+def parse_variant(name: str) -> tuple[str, str, dict[str, int], int] | None:
     """``(base, kind, params, seed)`` of a variant name, or ``None`` if ``name`` names no variant."""
     base, tilde, suffix = name.partition("~")
     parsed = parse_suffix(suffix) if tilde else None

@@ -59,6 +59,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from tgbhub.errors import GenerationError
 
@@ -137,7 +138,7 @@ def tau_bar(t: np.ndarray) -> float:
     return float(value)
 
 
-def _timestamps(t: Any) -> np.ndarray:
+def _timestamps(t: ArrayLike) -> np.ndarray:
     """The input timestamps as float64, refusing values float64 cannot carry exactly or at all."""
     t = np.asarray(t)
     if t.ndim != 1:
@@ -156,7 +157,7 @@ def _timestamps(t: Any) -> np.ndarray:
     return t
 
 
-def _node_ids(values: Any, name: str, length: int) -> np.ndarray:
+def _node_ids(values: ArrayLike, name: str, length: int) -> np.ndarray:
     array = np.asarray(values)
     if array.shape != (length,):
         raise GenerationError(f"{name} has shape {array.shape} but t has {length} rows; pass aligned columns")

@@ -9,7 +9,7 @@ from typing import Any
 from tgbhub.errors import GenerationError
 from tgbhub.manifest import Recipe, plain
 
-from ..families import Built, Family, Inputs
+from ..families import Built, Distances, Family, Inputs
 from .artifacts import manifest_document, transform, write
 from .catalogue import GENERATOR, VERSION, Variant, defaults
 
@@ -49,7 +49,7 @@ def _write(variant: Variant, folder: Path, inputs: Inputs) -> dict[str, Any]:
     return manifest_document(variant, parent, columns, files, folder, _distances(inputs))
 
 
-def _distances(inputs: Inputs) -> Any:
+def _distances(inputs: Inputs) -> Distances:
     """The ATD/ACD a variant's manifest records, as handed over.
 
     Raises:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -68,7 +68,7 @@ def transforms() -> list[Transform]:
     return list(TRANSFORMS.values())
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: object) -> TypeGuard[int | np.integer]:
     """A true integer: Python or numpy int, never a bool (``True`` would otherwise pass as 1)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
@@ -110,7 +110,7 @@ def canonical_params(kind: str, params: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def check_seed(seed: Any, where: str) -> int:
+def check_seed(seed: object, where: str) -> int:
     """``seed`` as an int.
 
     Raises:

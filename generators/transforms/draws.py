@@ -7,8 +7,6 @@ Every definition here is part of a variant's bytes: see :mod:`generators.tlpcf.d
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from tgbhub.errors import GenerationError
@@ -21,7 +19,7 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
 
-def check_key(key: Any) -> np.uint64:
+def check_key(key: object) -> np.uint64:
     """``key`` as a numpy uint64.
 
     Raises:

@@ -38,24 +38,30 @@ same task type.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tgbhub.baselines.memory import list_column, snapshot_queries
 from tgbhub.baselines.registry import BASELINES, baseline_for, models_for, register_baseline
 
+if TYPE_CHECKING:
+    from tgbhub.baselines.registry import Column, Submission
+    from tgbhub.data import TemporalGraphDataset, TrajectoryDataset
+
 #: a heuristic's score: ``scorer(src, dst, t) -> float32 scores``, using only rows before ``t``
 Scorer = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
-def snapshot_task(scorer: Scorer, dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
+def snapshot_task(scorer: Scorer, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str
+                  ) -> dict[str, Column]:
     """A snapshot-task submission: ``scorer`` applied to every candidate pair of every graded snapshot."""
     keys = snapshot_queries(dataset, task, split)
     return {**keys, "score": scorer(keys["src"], keys["dst"], keys["t"])}
 
 
-def ranking_task(scorer: Scorer, dataset: Any, split: str, task: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def ranking_task(scorer: Scorer, dataset: TemporalGraphDataset, split: str, task: Mapping[str, Any] | None = None
+                 ) -> dict[str, Column]:
     """A ranking-task submission: ``scorer`` on each query's true destination and on its negatives.
 
     ``task`` picks whose negatives are scored when a dataset declares several ranking tasks (a derived dataset's
@@ -70,7 +76,8 @@ def ranking_task(scorer: Scorer, dataset: Any, split: str, task: Mapping[str, An
             "neg_scores": list_column(neg.reshape(shape), np.asarray(negatives.count))}
 
 
-def run_baseline(model: str, dataset: Any, task: Mapping[str, Any], split: str) -> Mapping[str, Any]:
+def run_baseline(model: str, dataset: TemporalGraphDataset | TrajectoryDataset, task: Mapping[str, Any], split: str
+                 ) -> Submission:
     """The submission ``model`` makes for ``task`` on ``split`` of ``dataset``.
 
     Raises:

@@ -13,25 +13,29 @@ are both supported; "before the query" always means strictly earlier in time.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tgbhub.baselines import ranking_task, snapshot_task
+from tgbhub.baselines import Scorer, ranking_task, snapshot_task
 from tgbhub.baselines.memory import PairTimes, rows
 from tgbhub.baselines.registry import register_baseline
+
+if TYPE_CHECKING:
+    from tgbhub.baselines.registry import Column
+    from tgbhub.data import TemporalGraphDataset
 
 TRAIN_SPLIT = "train"
 WINDOW_FRACTION = 0.15
 
 
-def _memory(dataset: Any, split: str | None) -> PairTimes:
+def _memory(dataset: TemporalGraphDataset, split: str | None) -> PairTimes:
     t, src, dst = rows(dataset, split)
     return PairTimes(t, src, dst, dataset.num_nodes, dataset.num_snapshots)
 
 
-def window(dataset: Any) -> int:
+def window(dataset: TemporalGraphDataset) -> int:
     """``edgebank-tw``'s window in time units: 15% of the train split's span, at least 1.
 
     A discrete-time dataset's train split spans its snapshots (``snapshot_splits``: ``stop - start``); any other
@@ -48,7 +52,7 @@ def window(dataset: Any) -> int:
     return max(1, math.ceil(WINDOW_FRACTION * span))
 
 
-def _scorer(model: str, dataset: Any) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+def _scorer(model: str, dataset: TemporalGraphDataset) -> Scorer:
     # last_time is NaN for a pair never seen, and NaN >= x is False: "seen (recently enough)" in one comparison
     if model == "edgebank-train":
         memory = _memory(dataset, TRAIN_SPLIT)
@@ -62,11 +66,11 @@ def _scorer(model: str, dataset: Any) -> Callable[[np.ndarray, np.ndarray, np.nd
 
 def _register(model: str) -> None:
     @register_baseline("snapshot-link-prediction", model)
-    def on_snapshots(dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
+    def on_snapshots(dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str) -> dict[str, Column]:
         return snapshot_task(_scorer(model, dataset), dataset, task, split)
 
     @register_baseline("one-vs-many-ranking", model)
-    def on_ranking(dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
+    def on_ranking(dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str) -> dict[str, Column]:
         return ranking_task(_scorer(model, dataset), dataset, split, task)
 
 

@@ -32,13 +32,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from tgbhub.baselines.registry import register_baseline
 from tgbhub.errors import InvalidNameError
 from tgbhub.forecasting.windows import Events, WindowIndex, events, pair_code, window_index
+
+if TYPE_CHECKING:
+    from tgbhub.data import TemporalGraphDataset
 
 TASK_TYPE = "window-link-forecasting"
 #: edgebank-tw's share of the history's timestamps it remembers (DyGLib's ``time_window_proportion``: the test share)
@@ -225,8 +228,8 @@ def dyglib_memory(ev: Events, seed: int) -> np.ndarray:
     return keep
 
 
-def window_submission(model: str, dataset: Any, task: Mapping[str, Any], split: str, *, memory: str = "full",
-                      seed: int | None = None) -> dict[str, Any]:
+def window_submission(model: str, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str, *,
+                      memory: str = "full", seed: int | None = None) -> dict[str, np.ndarray]:
     """A complete window-forecasting submission of ``model`` for ``split``: every query, in event order.
 
     ``memory="dyglib"`` (with ``seed``, the new-test-node draw's) leaves the train events of DyGLib's new test
@@ -249,7 +252,8 @@ def window_submission(model: str, dataset: Any, task: Mapping[str, Any], split: 
                                "memory=dyglib or drop the seed")
     ev = events(dataset)
     index = window_index(ev, split, task["horizon"]["value"])
-    negatives = dataset.window_negatives(split, task=task.get("name"))
+    # a task block from the manifest always has its name; None (as before) lets the manifest pick its default task
+    negatives = dataset.window_negatives(split, task=cast(str, task.get("name")))
     lo, hi = ev.range(split)
     window = np.asarray(negatives.window, dtype=np.int64)
     pos_codes = ev.pair_codes()[lo:hi]
@@ -284,7 +288,8 @@ _EDGEBANK_OPTIONS = {"memory": _read_memory, "seed": _read_seed}
 
 def _register(model: str) -> None:
     @register_baseline(TASK_TYPE, model, options=_EDGEBANK_OPTIONS if model in EDGEBANKS else None)
-    def on_windows(dataset: Any, task: Mapping[str, Any], split: str, **options: Any) -> dict[str, Any]:
+    def on_windows(dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str, **options: Any
+                   ) -> dict[str, np.ndarray]:
         return window_submission(model, dataset, task, split, **options)
 
 

@@ -8,12 +8,16 @@ permuted); both are answered exactly, without rounding a float time to a snapsho
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from tgbhub.tasks.declared import candidate_pairs, graded_snapshots
+
+if TYPE_CHECKING:
+    from tgbhub.data import TemporalGraphDataset
 
 
 class PairTimes:
@@ -41,10 +45,10 @@ class PairTimes:
             self.stride = len(self.times) + 1
             self.codes = np.sort(self._pair(src, dst) * self.stride + np.searchsorted(self.times, times))
 
-    def _pair(self, src: Any, dst: Any) -> np.ndarray:
+    def _pair(self, src: npt.ArrayLike, dst: npt.ArrayLike) -> np.ndarray:
         return np.asarray(src, dtype=np.int64) * self.num_nodes + np.asarray(dst, dtype=np.int64)
 
-    def _code(self, src: Any, dst: Any, t: Any) -> np.ndarray:
+    def _code(self, src: npt.ArrayLike, dst: npt.ArrayLike, t: npt.ArrayLike) -> np.ndarray:
         return self._pair(src, dst) * self.stride + np.asarray(t, dtype=np.int64)
 
     def _lookup(self, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -54,7 +58,7 @@ class PairTimes:
         same = (at >= 0) & (found // self.stride == wanted // self.stride)
         return same, found
 
-    def last_before(self, src: Any, dst: Any, t: Any) -> np.ndarray:
+    def last_before(self, src: npt.ArrayLike, dst: npt.ArrayLike, t: npt.ArrayLike) -> np.ndarray:
         """For each query, the last snapshot ``< t`` in which ``(src, dst)`` was seen, or ``-1``.
 
         Raises:
@@ -66,7 +70,7 @@ class PairTimes:
         same, found = self._lookup(self._code(src, dst, t))
         return np.where(same, found % self.stride, -1)
 
-    def last_time(self, src: Any, dst: Any, t: Any) -> np.ndarray:
+    def last_time(self, src: npt.ArrayLike, dst: npt.ArrayLike, t: npt.ArrayLike) -> np.ndarray:
         """For each query, the last time ``< t`` at which ``(src, dst)`` was seen (float64), or NaN if never.
 
         NaN compares false with everything, so ``last_time(...) >= x`` is a "seen, and recently" test.
@@ -80,13 +84,13 @@ class PairTimes:
         return np.where(same, self.times[found % self.stride], np.nan)
 
 
-def rows(dataset: Any, split: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def rows(dataset: TemporalGraphDataset, split: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(t, src, dst)`` of the whole dataset, or of one split."""
     chosen = dataset.split(split) if split is not None else dataset
     return np.asarray(chosen.t), np.asarray(chosen.src), np.asarray(chosen.dst)
 
 
-def snapshot_queries(dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, np.ndarray]:
+def snapshot_queries(dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str) -> dict[str, np.ndarray]:
     """The key columns ``t, src, dst`` of a complete snapshot-task submission for ``split``."""
     start, stop = graded_snapshots(dataset.manifest, task, split)
     src, dst = candidate_pairs(task["candidates"], dataset.num_nodes)

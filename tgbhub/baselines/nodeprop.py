@@ -16,7 +16,7 @@ the mode (``protocol.ndcg_mode``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,17 +24,20 @@ from tgbhub.baselines.registry import register_baseline
 from tgbhub.errors import InvalidNameError
 from tgbhub.tasks.declared import DEFAULT_NDCG_MODE, read_ndcg_mode, visible_edges
 
+if TYPE_CHECKING:
+    from tgbhub.data import TemporalGraphDataset
+
 TASK_TYPE = "node-property-ndcg"
 
 
-class NodePropertySubmission(dict):
+class NodePropertySubmission(dict[str, np.ndarray]):
     """The submission columns (``t``, ``node``, ``scores``), plus ``ndcg_mode``: the label-stream mode the scores
     were made under, which the evaluator records in the result (a file cannot carry it: pass ``mode=`` there)."""
 
     ndcg_mode: str = DEFAULT_NDCG_MODE
 
 
-def period_activity(dataset: Any, task: Mapping[str, Any], split: str,
+def period_activity(dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str,
                     mode: str = DEFAULT_NDCG_MODE) -> NodePropertySubmission:
     """The ``period-activity`` scores of every label row ``split`` grades (see the module docstring).
 
@@ -75,6 +78,6 @@ def period_activity(dataset: Any, task: Mapping[str, Any], split: str,
 
 
 @register_baseline(TASK_TYPE, "period-activity", options={"mode": read_ndcg_mode})
-def on_labels(dataset: Any, task: Mapping[str, Any], split: str, mode: str = DEFAULT_NDCG_MODE
+def on_labels(dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str, mode: str = DEFAULT_NDCG_MODE
               ) -> NodePropertySubmission:
     return period_activity(dataset, task, split, mode)

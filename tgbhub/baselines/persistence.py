@@ -11,20 +11,24 @@ persistence would "detect" a k = 1 jitter that changes no snapshot.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tgbhub.baselines import ranking_task, snapshot_task
+from tgbhub.baselines import Scorer, ranking_task, snapshot_task
 from tgbhub.baselines.memory import PairTimes, rows
 from tgbhub.baselines.registry import register_baseline
+
+if TYPE_CHECKING:
+    from tgbhub.baselines.registry import Column
+    from tgbhub.data import TemporalGraphDataset
 
 #: how far back (in the dataset's time unit) a sighting still counts as "the previous snapshot"
 WINDOW = 1.5
 
 
-def _scorer(dataset: Any) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+def _scorer(dataset: TemporalGraphDataset) -> Scorer:
     t, src, dst = rows(dataset)
     memory = PairTimes(t, src, dst, dataset.num_nodes, dataset.num_snapshots)
     # last_time is NaN for a pair never seen, so it never counts as persisting
@@ -32,10 +36,10 @@ def _scorer(dataset: Any) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.n
 
 
 @register_baseline("snapshot-link-prediction", "persistence")
-def on_snapshots(dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
+def on_snapshots(dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str) -> dict[str, Column]:
     return snapshot_task(_scorer(dataset), dataset, task, split)
 
 
 @register_baseline("one-vs-many-ranking", "persistence")
-def on_ranking(dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
+def on_ranking(dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str) -> dict[str, Column]:
     return ranking_task(_scorer(dataset), dataset, split, task)

@@ -10,17 +10,21 @@ of the dataset, and a query at ``t`` sees only rows strictly before ``t`` (earli
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tgbhub.baselines import ranking_task
+from tgbhub.baselines import Scorer, ranking_task
 from tgbhub.baselines.memory import PairTimes, rows
 from tgbhub.baselines.registry import register_baseline
 
+if TYPE_CHECKING:
+    from tgbhub.baselines.registry import Column
+    from tgbhub.data import TemporalGraphDataset
 
-def recency_scorer(dataset: Any) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+
+def recency_scorer(dataset: TemporalGraphDataset) -> Scorer:
     """``scorer(src, dst, t) -> float32`` in ``[0, 1]``: ``1 / (1 + t - last seen)``, 0 if never seen before ``t``."""
     t, src, dst = rows(dataset)
     memory = PairTimes(t, src, dst, dataset.num_nodes, dataset.num_snapshots)
@@ -33,5 +37,5 @@ def recency_scorer(dataset: Any) -> Callable[[np.ndarray, np.ndarray, np.ndarray
 
 
 @register_baseline("one-vs-many-ranking", "recency")
-def on_ranking(dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
+def on_ranking(dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str) -> dict[str, Column]:
     return ranking_task(recency_scorer(dataset), dataset, split, task)

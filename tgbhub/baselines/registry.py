@@ -9,13 +9,23 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from tgbhub.errors import InvalidNameError, UnsupportedTaskError
 from tgbhub.plugins import PluginTable
 
-#: a baseline: ``fn(dataset, task, split) -> submission`` (column name -> array, the task's submission schema)
-Baseline = Callable[[Any, Mapping[str, Any], str], Mapping[str, Any]]
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+#: a submission column: a numpy array, or an Arrow list column (a 2-D score matrix cut to each row's count)
+Column: TypeAlias = "np.ndarray | pa.Array"
+#: a submission: column name -> column, in the task's declared submission schema
+Submission: TypeAlias = "Mapping[str, Column]"
+#: a baseline: ``fn(dataset, task, split) -> submission``. ``task`` is the manifest's task block (JSON). The dataset is
+#: the kind the task's type reads (a ``TemporalGraphDataset`` or a ``TrajectoryDataset``), which the registry picks
+#: at run time by that type: no single parameter type admits the implementations of both kinds, so it stays open.
+Baseline = Callable[[Any, Mapping[str, Any], str], Submission]
 
 #: ``(task type, model name)`` -> baseline function; filled by :func:`register_baseline` in the modules listed here
 BASELINES: PluginTable[tuple[str, str], Baseline] = PluginTable("baseline", (
@@ -26,7 +36,8 @@ BASELINES: PluginTable[tuple[str, str], Baseline] = PluginTable("baseline", (
 #: what separates a model's name from its options, and the options from each other and from their values
 OPTION_SEPARATOR, OPTION_DELIMITER, OPTION_ASSIGN = ":", ",", "="
 
-#: an option's reader: the written value -> the value the baseline receives (raising InvalidNameError, naming the fix)
+#: an option's reader: the written value -> the value the baseline receives (raising InvalidNameError, naming the fix);
+#: each option has its own value type (a name, a seed), forwarded unchanged as a keyword argument
 OptionReader = Callable[[str], Any]
 
 #: ``(task type, model)`` -> option name -> its reader; a model absent here takes no option. Filled together with

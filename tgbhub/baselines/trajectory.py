@@ -13,18 +13,21 @@ window forecaster as ``.forecasts`` so the evaluator can compute teacher-forced 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tgbhub.baselines.registry import register_baseline
+
+if TYPE_CHECKING:
+    from tgbhub.data import TrajectoryDataset, Windows
 
 TASK_TYPE = "rollout-forecasting"
 #: maps a batch of windows ``(B, context, V)`` to forecasts ``(B, horizon, V)``
 Forecaster = Callable[[np.ndarray], np.ndarray]
 
 
-class RolloutSubmission(dict):
+class RolloutSubmission(dict[str, np.ndarray]):
     """The submission columns (``ic``, ``t``, ``values``), plus ``forecasts``: the model as a window forecaster, or
     its forecasts ``(windows, horizon, V)`` of every window of the split, in order."""
 
@@ -46,7 +49,8 @@ def rollout(predict: Forecaster, context: np.ndarray, steps: int, block: int) ->
     return out
 
 
-def submission(predict: Forecaster, dataset: Any, task: Mapping[str, Any], split: str) -> RolloutSubmission:
+def submission(predict: Forecaster, dataset: TrajectoryDataset, task: Mapping[str, Any], split: str
+               ) -> RolloutSubmission:
     """Roll ``predict`` out on every IC of ``split`` from its true first ``context`` rows."""
     context, block = int(task["context"]), int(task.get("rollout", {}).get("block", task["horizon"]))
     trajectories = dataset.trajectories(split)
@@ -70,7 +74,7 @@ def persistence_forecaster(horizon: int) -> Forecaster:
     return lambda x: np.repeat(np.asarray(x)[:, -1:, :], horizon, axis=1)
 
 
-def fit_linear(windows: Any, batch_size: int = 4096) -> np.ndarray:
+def fit_linear(windows: Windows, batch_size: int = 4096) -> np.ndarray:
     """Least-squares ``(context + 1, horizon)`` weights (last row: bias) mapping each variable's past to its future,
     one map shared by all variables, from the normal equations accumulated over ``windows`` in float64."""
     size = windows.context + 1
@@ -100,17 +104,17 @@ def linear_forecaster(weights: np.ndarray) -> Forecaster:
 
 
 @register_baseline(TASK_TYPE, "zero")
-def zero(dataset: Any, task: Mapping[str, Any], split: str) -> RolloutSubmission:
+def zero(dataset: TrajectoryDataset, task: Mapping[str, Any], split: str) -> RolloutSubmission:
     return submission(zero_forecaster(int(task["horizon"])), dataset, task, split)
 
 
 @register_baseline(TASK_TYPE, "persistence")
-def persistence(dataset: Any, task: Mapping[str, Any], split: str) -> RolloutSubmission:
+def persistence(dataset: TrajectoryDataset, task: Mapping[str, Any], split: str) -> RolloutSubmission:
     return submission(persistence_forecaster(int(task["horizon"])), dataset, task, split)
 
 
 @register_baseline(TASK_TYPE, "linear")
-def linear(dataset: Any, task: Mapping[str, Any], split: str) -> RolloutSubmission:
+def linear(dataset: TrajectoryDataset, task: Mapping[str, Any], split: str) -> RolloutSubmission:
     fit_split = str(task.get("normalisation", {}).get("fit_split", "train"))
     weights = fit_linear(dataset.windows(fit_split, int(task["context"]), int(task["horizon"])))
     return submission(linear_forecaster(weights), dataset, task, split)

@@ -8,12 +8,15 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tgbhub import api
 from tgbhub.cli.grammar import DATASET, Parser, add_dataset, add_scheduler_options, command, listed, notice
 from tgbhub.cli.output import human_bytes, print_block, print_card, print_cards, print_json, print_table
 from tgbhub.errors import TgbhubError
+
+if TYPE_CHECKING:
+    from tgbhub.data import TemporalGraphDataset
 
 GROUP = "datasets"
 
@@ -223,7 +226,8 @@ def run_forecast_stats(args: argparse.Namespace) -> int:
     """Batch vs window diagnostics: a table or JSON, and unless --no-files a JSON and a figure."""
     from tgbhub.forecasting import diagnostics
 
-    dataset = api.load_dataset(args.name, cache_dir=args.cache_dir)
+    # the diagnostics read a temporal graph's events (a trajectory dataset fails there, as before)
+    dataset = cast("TemporalGraphDataset", api.load_dataset(args.name, cache_dir=args.cache_dir))
     report = diagnostics.report(dataset, batch_size=args.batch_size, horizon=args.horizon, split=args.split)
     written, plot_skipped = ({}, None) if args.no_files else \
         diagnostics.write_report(report, dataset.manifest.name, args.out)

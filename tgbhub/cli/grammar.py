@@ -119,8 +119,8 @@ def add_hub_options(parser: argparse.ArgumentParser, required: bool = True, hub_
 class _HubOption(argparse.Action):
     """``--hub``, or the older ``--to`` with a notice that names the new spelling."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
         if option_string == "--to":
             notice(f"--to is now --hub: `{parser.prog} --hub {values}`")
         setattr(namespace, self.dest, values)

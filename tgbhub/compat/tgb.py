@@ -42,14 +42,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeAlias, TypeVar, cast
 
 import numpy as np
 
 from tgbhub import config
 from tgbhub.api import load_dataset
 from tgbhub.cache import version_dir
-from tgbhub.data.temporal_graph import Negatives
+from tgbhub.data.temporal_graph import Negatives, TemporalGraphDataset
 from tgbhub.errors import DatasetNotFoundError, InvalidNameError, ScoreError, UnsupportedTaskError
 from tgbhub.evaluate.filtered import TASK_TYPE as FILTERED_TASK, FilterSets
 from tgbhub.evaluate.metrics import as_scores, metrics_from_ranks, on_accelerator, ranks
@@ -57,12 +57,46 @@ from tgbhub.evaluate.nodeprop import DEFAULT_K as NDCG_K, ndcg_rows
 from tgbhub.local.gateway import importer_plugin
 from tgbhub.local.imports import import_tgb
 
+if TYPE_CHECKING:
+    import torch
+
 PathLike = str | os.PathLike[str]
 SPLIT_MODES = ("val", "test")
 #: node ids a key may hold: the converted negatives store int32 ids
 _ID_LIMIT = 1 << 31
 #: cells of the boolean matrix one step of :func:`complements` fills: bounds its memory at 16 MiB per step
 _COMPLEMENT_CELLS = 1 << 24
+#: what py-tgb's samplers accept for an array: numpy, torch (any device) or a sequence of numbers
+ArrayInput: TypeAlias = "np.ndarray | torch.Tensor | Collection[float]"
+
+
+class TgbEntry(Protocol):
+    """What this module reads of a TGB catalogue entry (:class:`generators.tgb.catalogue.TgbEntry`, reached through
+    the TGB importer)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def task(self) -> str: ...
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def eval_metric(self) -> str: ...
+
+    @property
+    def dir_name(self) -> str: ...
+
+    @property
+    def hub_name(self) -> str: ...
+
+    @property
+    def ns_strategy(self) -> str | None: ...
+
+    @property
+    def num_classes(self) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -99,7 +133,7 @@ PYTGB_PARSERS: Mapping[str, PytgbView] = {
 PYTGB_NODE_PARSERS = ("load_edgelist_trade", "load_edgelist_datetime", "load_edgelist_sr", "load_edgelist_token")
 
 
-def dataset_entry(name: str, task: str) -> Any:
+def dataset_entry(name: str, task: str) -> TgbEntry:
     """The catalogue entry of TGB's ``name``, which must be a ``task`` (``link`` or ``node``) dataset.
 
     Raises:
@@ -114,7 +148,7 @@ def dataset_entry(name: str, task: str) -> Any:
     return item
 
 
-def open_imported(item: Any, cache_dir: PathLike | None, download: bool) -> Any:
+def open_imported(item: TgbEntry, cache_dir: PathLike | None, download: bool) -> TemporalGraphDataset:
     """``tgb/<name>`` from the verified cache; imported first (:func:`tgbhub.local.imports.import_tgb`) when it is not
     there and ``download`` is true.
 
@@ -123,17 +157,18 @@ def open_imported(item: Any, cache_dir: PathLike | None, download: bool) -> Any:
         FetchError, GenerationError, IntegrityError: from the import (nothing to read, offline, a family this
             tgbhub cannot import yet, a release that is not TGB's).
     """
+    # cast: every TGB import is a temporal graph
     try:
-        return load_dataset(item.hub_name, cache_dir=cache_dir)
+        return cast(TemporalGraphDataset, load_dataset(item.hub_name, cache_dir=cache_dir))
     except DatasetNotFoundError as missing:
         if not download:
             raise FileNotFoundError(f"{item.name} is not in tgbhub's cache at {config.cache_root(cache_dir)} and "
                                     f"download=False: {missing} Or pass download=True to import it now.") from missing
     import_tgb(item.name, cache_dir=cache_dir)
-    return load_dataset(item.hub_name, cache_dir=cache_dir)
+    return cast(TemporalGraphDataset, load_dataset(item.hub_name, cache_dir=cache_dir))
 
 
-def _parser(dataset: Any, known: Collection[str]) -> str:
+def _parser(dataset: TemporalGraphDataset, known: Collection[str]) -> str:
     """The py-tgb parser ``dataset`` was imported with, which must be one of ``known``.
 
     Raises:
@@ -147,7 +182,7 @@ def _parser(dataset: Any, known: Collection[str]) -> str:
     return str(parser)
 
 
-def _pytgb_order(dataset: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _pytgb_order(dataset: TemporalGraphDataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``edge_id`` (int64), the stored rows in py-tgb's order (``argsort(edge_id)``) and each stored row's position
     in py-tgb's arrays."""
     edge_id = np.asarray(dataset.columns["edge_id"], dtype=np.int64)
@@ -160,7 +195,7 @@ def _pytgb_order(dataset: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return edge_id, order, position
 
 
-def _masks(dataset: Any, position: np.ndarray) -> dict[str, np.ndarray]:
+def _masks(dataset: TemporalGraphDataset, position: np.ndarray) -> dict[str, np.ndarray]:
     """py-tgb's boolean ``{train, val, test}`` masks: the stored split's rows at their py-tgb positions."""
     masks = {}
     for split in ("train", "val", "test"):
@@ -170,7 +205,7 @@ def _masks(dataset: Any, position: np.ndarray) -> dict[str, np.ndarray]:
     return masks
 
 
-def pytgb_full_data(dataset: Any) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def pytgb_full_data(dataset: TemporalGraphDataset) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """py-tgb's ``full_data`` and ``{train, val, test}`` masks of an imported link ``dataset`` (tgbl, tkgl, thgl), in
     py-tgb's row order (stored rows are in time order; ``edge_id`` is each row's position in py-tgb's arrays).
 
@@ -197,7 +232,8 @@ def pytgb_full_data(dataset: Any) -> tuple[dict[str, np.ndarray], dict[str, np.n
     return data, _masks(dataset, position)
 
 
-def _by_node(dataset: Any, declared: Mapping[str, Any], column: str, shape: tuple[int, ...]) -> np.ndarray:
+def _by_node(dataset: TemporalGraphDataset, declared: Mapping[str, Any], column: str,
+             shape: tuple[int, ...]) -> np.ndarray:
     """A node file's column as py-tgb's float64 array indexed by node id (``num_nodes`` rows of ``shape``; zeros
     where the file has no row), from the file ``declared`` names."""
     nodes = dataset.artifact(declared["file"])
@@ -206,14 +242,14 @@ def _by_node(dataset: Any, declared: Mapping[str, Any], column: str, shape: tupl
     return values
 
 
-def pytgb_node_type(dataset: Any) -> np.ndarray | None:
+def pytgb_node_type(dataset: TemporalGraphDataset) -> np.ndarray | None:
     """py-tgb's ``node_type`` of a THG: float64, one entry per node id (0 where the release lists none), from the
     file the manifest's ``graph.node_types`` names; ``None`` for a graph without node types."""
     declared = dataset.manifest.graph.get("node_types")
     return None if declared is None else _by_node(dataset, declared, declared.get("column", "type"), ())
 
 
-def pytgb_node_feat(dataset: Any) -> np.ndarray | None:
+def pytgb_node_feat(dataset: TemporalGraphDataset) -> np.ndarray | None:
     """py-tgb's ``node_feat`` (tgbl-flight's airports): float64 ``[num_nodes, dim]`` by node id (zeros where the
     release describes no node), from the file and column the manifest's ``graph.node_feat`` names; ``None`` for a
     graph without node features, as py-tgb."""
@@ -221,7 +257,7 @@ def pytgb_node_feat(dataset: Any) -> np.ndarray | None:
     return None if declared is None else _by_node(dataset, declared, declared["column"], (int(declared["dim"]),))
 
 
-def pytgb_static_data(dataset: Any) -> dict[str, np.ndarray] | None:
+def pytgb_static_data(dataset: TemporalGraphDataset) -> dict[str, np.ndarray] | None:
     """py-tgb's ``static_data`` (tkgl-smallpedia, tkgl-wikidata): ``{"head", "tail", "edge_type"}`` float64 arrays,
     py-tgb's ids, from the file the manifest's ``graph.static_edges`` names; ``None`` for a graph without static
     edges."""
@@ -232,7 +268,7 @@ def pytgb_static_data(dataset: Any) -> dict[str, np.ndarray] | None:
     return {column: np.asarray(static[column], dtype=np.float64) for column in ("head", "tail", "edge_type")}
 
 
-def pytgb_node_data(dataset: Any) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def pytgb_node_data(dataset: TemporalGraphDataset) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """py-tgb's node-property ``full_data`` (without ``node_label_dict``) and masks of an imported tgbn ``dataset``, in
     the release CSV's row order: every array float64, as py-tgb's tgbn parsers fill them.
 
@@ -356,7 +392,7 @@ class LinkPropPredDataset:
         return f"LinkPropPredDataset({self.name!r}: {self.tgbhub_dataset!r})"
 
 
-def negative_sampler(item: Any, dataset: Any, data: Mapping[str, np.ndarray],
+def negative_sampler(item: TgbEntry, dataset: TemporalGraphDataset, data: Mapping[str, np.ndarray],
                      node_type: np.ndarray | None) -> NegativeEdgeSampler | RelationNegativeEdgeSampler:
     """The sampler py-tgb builds for ``dataset``: keyed by ``(src, dst, t)`` for a graph without edge types (tgbl),
     by ``(t, src, edge_type)`` otherwise (py-tgb's THG sampler for a graph with node types, its TKG one else), over
@@ -422,7 +458,7 @@ def _rank_of(sorted_values: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray
     return slot, sorted_values[slot] == queries
 
 
-def _key_column(values: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
+def _key_column(values: ArrayInput, name: str) -> tuple[np.ndarray, np.ndarray]:
     """``values`` (numpy, torch or a sequence) as int64 and a mask of the entries that can match a key: integers,
     and floats with an integral value (py-tgb's dict finds ``(s, d, 36.0)`` under ``(s, d, 36)``).
 
@@ -443,23 +479,27 @@ def _key_column(values: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
     raise ValueError(f"{name} has dtype {array.dtype}; node ids and timestamps are integers")
 
 
+#: what a sampler's split opener returns: tgbl negatives, or a TKG/THG split's queries
+_Split = TypeVar("_Split", Negatives, "RelationQueries")
+
+
 @dataclass(frozen=True)
-class _OpenSplit:
-    data: Any
+class _OpenSplit(Generic[_Split]):
+    data: _Split
     index: KeyIndex
 
 
-class _StoredEvalSets:
+class _StoredEvalSets(Generic[_Split]):
     """What the samplers share: each split's evaluation set opened from the verified cache (never a pickle) and
     indexed once, by ``load_split``; ``load_eval_set`` refused."""
 
-    def __init__(self, dataset_name: str, strategy: str, open_split: Callable[[str], Any]) -> None:
+    def __init__(self, dataset_name: str, strategy: str, open_split: Callable[[str], _Split]) -> None:
         self.dataset_name = dataset_name
         self.strategy = strategy
-        self._open = open_split
-        self._splits: dict[str, _OpenSplit | None] = {}
+        self._open: Callable[[str], _Split] = open_split
+        self._splits: dict[str, _OpenSplit[_Split] | None] = {}
 
-    def _index(self, data: Any) -> KeyIndex:
+    def _index(self, data: _Split) -> KeyIndex:
         raise NotImplementedError
 
     def load_split(self, split_mode: str) -> None:
@@ -493,7 +533,7 @@ class _StoredEvalSets:
         _check_split(split_mode)
         self._splits[split_mode] = None
 
-    def _opened(self, split_mode: str) -> _OpenSplit:
+    def _opened(self, split_mode: str) -> _OpenSplit[_Split]:
         _check_split(split_mode)
         opened = self._splits.get(split_mode)
         if opened is None:
@@ -502,7 +542,7 @@ class _StoredEvalSets:
         return opened
 
 
-class NegativeEdgeSampler(_StoredEvalSets):
+class NegativeEdgeSampler(_StoredEvalSets[Negatives]):
     """py-tgb's ``NegativeEdgeSampler`` over the converted negatives: ``query_batch`` returns, for each positive edge
     ``(src, dst, t)``, the list of negative destinations TGB published for it (Python ints, py-tgb's type), found
     by a vectorised key lookup instead of a pickled dict.
@@ -517,8 +557,8 @@ class NegativeEdgeSampler(_StoredEvalSets):
     def _index(self, data: Negatives) -> KeyIndex:
         return KeyIndex.build(data)
 
-    def query_batch(self, pos_src: Any, pos_dst: Any, pos_timestamp: Any, edge_type: Any = None,
-                    split_mode: str = "test") -> list[list[int]]:
+    def query_batch(self, pos_src: ArrayInput, pos_dst: ArrayInput, pos_timestamp: ArrayInput,
+                    edge_type: ArrayInput | None = None, split_mode: str = "test") -> list[list[int]]:
         """The negative destinations of every positive edge, as py-tgb returns them: a list with one list of ints
         per edge (a release's ragged counts kept). Inputs are numpy arrays or torch tensors (any device).
 
@@ -530,7 +570,8 @@ class NegativeEdgeSampler(_StoredEvalSets):
         negatives, count = self.query_batch_padded(pos_src, pos_dst, pos_timestamp, edge_type, split_mode)
         return [row[:n] for row, n in zip(negatives.tolist(), count.tolist(), strict=True)]
 
-    def query_batch_padded(self, pos_src: Any, pos_dst: Any, pos_timestamp: Any, edge_type: Any = None,
+    def query_batch_padded(self, pos_src: ArrayInput, pos_dst: ArrayInput, pos_timestamp: ArrayInput,
+                           edge_type: ArrayInput | None = None,
                            split_mode: str = "test") -> tuple[np.ndarray, np.ndarray]:
         """:meth:`query_batch` as arrays (a tgbhub extension, for batched scoring): int32 ``[B, q]`` negatives,
         -1 after the first ``count[i]`` of row ``i``, and ``count``.
@@ -583,7 +624,7 @@ class RelationQueries:
         return self.negatives, self.count
 
 
-def relation_queries(dataset: Any, split: str) -> RelationQueries:
+def relation_queries(dataset: TemporalGraphDataset, split: str) -> RelationQueries:
     """The ``(t, src, edge_type)``-keyed queries of ``split`` of an imported TKG/THG ``dataset``: the filter sets of
     its time-filtered ranking task (:meth:`tgbhub.evaluate.filtered.TimeFilteredEvaluator.filter_sets`), or its
     1-vs-q negatives file with the file's ``edge_type`` column.
@@ -606,7 +647,7 @@ def relation_queries(dataset: Any, split: str) -> RelationQueries:
                            negatives=columns["negatives"], count=columns["count"])
 
 
-class RelationNegativeEdgeSampler(_StoredEvalSets):
+class RelationNegativeEdgeSampler(_StoredEvalSets[RelationQueries]):
     """py-tgb's samplers of TGB 2.0 (``TKGNegativeEdgeSampler``, ``THGNegativeEdgeSampler``) over the converted
     negatives: ``query_batch(pos_src, pos_dst, pos_t, edge_type, split_mode)`` returns one int64 array per positive
     edge, found by its ``(t, src, edge_type)`` key with a vectorised lookup instead of a pickled dict: for
@@ -622,8 +663,8 @@ class RelationNegativeEdgeSampler(_StoredEvalSets):
     def _index(self, data: RelationQueries) -> KeyIndex:
         return KeyIndex.of(data.src, data.edge_type, data.t)
 
-    def query_batch(self, pos_src: Any, pos_dst: Any, pos_timestamp: Any, edge_type: Any = None,
-                    split_mode: str = "test") -> list[np.ndarray]:
+    def query_batch(self, pos_src: ArrayInput, pos_dst: ArrayInput, pos_timestamp: ArrayInput,
+                    edge_type: ArrayInput | None = None, split_mode: str = "test") -> list[np.ndarray]:
         """The negative destinations of every positive edge, as py-tgb returns them: a list with one int64 array per
         edge. Inputs are numpy arrays or torch tensors (any device); ``pos_dst`` is not part of the key.
 
@@ -639,7 +680,8 @@ class RelationNegativeEdgeSampler(_StoredEvalSets):
         negatives = np.asarray(stored[rows], dtype=np.int64)
         return [row[:n] for row, n in zip(negatives, np.asarray(count[rows]).tolist(), strict=True)]
 
-    def query_batch_padded(self, pos_src: Any, pos_dst: Any, pos_timestamp: Any, edge_type: Any = None,
+    def query_batch_padded(self, pos_src: ArrayInput, pos_dst: ArrayInput, pos_timestamp: ArrayInput,
+                           edge_type: ArrayInput | None = None,
                            split_mode: str = "test") -> tuple[np.ndarray, np.ndarray]:
         """1-vs-q negatives as arrays (a tgbhub extension, for batched scoring): int32 ``[B, q]``, -1 after the first
         ``count[i]`` of row ``i``, and ``count``.
@@ -657,8 +699,8 @@ class RelationNegativeEdgeSampler(_StoredEvalSets):
         negatives, count = data.one_vs_q()
         return np.asarray(negatives[rows]), np.asarray(count[rows])
 
-    def _rows(self, pos_src: Any, pos_dst: Any, pos_timestamp: Any, edge_type: Any,
-              split_mode: str) -> tuple[RelationQueries, np.ndarray]:
+    def _rows(self, pos_src: ArrayInput, pos_dst: ArrayInput, pos_timestamp: ArrayInput,
+              edge_type: ArrayInput | None, split_mode: str) -> tuple[RelationQueries, np.ndarray]:
         """The split's queries and the row of each positive edge's key.
 
         Raises:
@@ -732,7 +774,7 @@ def _check_split(split_mode: str) -> None:
         raise ValueError(f"split_mode {split_mode!r} is invalid; it should be 'val' or 'test'")
 
 
-def _plain(values: Any, index: int) -> Any:
+def _plain(values: ArrayInput, index: int) -> object:
     """Entry ``index`` of ``values`` (numpy, torch or a sequence) as a Python number, for messages."""
     if hasattr(values, "detach"):
         values = values.detach().cpu().numpy()
@@ -863,7 +905,7 @@ def _ndcg_arrays(input_dict: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]
     return arrays["y_true"], arrays["y_pred"]
 
 
-def _numpy(values: Any) -> np.ndarray:
+def _numpy(values: ArrayInput) -> np.ndarray:
     if hasattr(values, "detach"):  # torch tensor, without importing torch
         values = values.detach().cpu().numpy()
     return np.asarray(values)
@@ -882,7 +924,7 @@ class LabelRows:
     bounds: np.ndarray
 
     @classmethod
-    def of(cls, dataset: Any) -> LabelRows:
+    def of(cls, dataset: TemporalGraphDataset) -> LabelRows:
         """The labels file the manifest's ``graph.labels_file`` names (``t``, ``node``, ``label``)."""
         columns = dataset.artifact(dataset.manifest.graph["labels_file"])
         t = np.asarray(columns["t"], dtype=np.int64)
@@ -975,7 +1017,8 @@ class NodePropPredDataset:
             self._full_data["node_label_dict"] = self.label_dict
         return self._full_data
 
-    def find_next_labels_batch(self, cur_t: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    def find_next_labels_batch(self, cur_t: float | np.number[Any] | torch.Tensor
+                               ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """py-tgb's label stream: the ``(label_ts, node_ids, labels)`` of the next label timestamp once ``cur_t``
         reached it (and the pointer moves on), else ``None``; ``None`` after the last one."""
         if self.label_ts_idx >= len(self.label_ts):
@@ -1004,10 +1047,10 @@ __all__ = ["Evaluator", "KeyIndex", "LabelRows", "LinkPropPredDataset", "Negativ
            "relation_queries"]
 
 
-def _entry(name: str) -> Any:
+def _entry(name: str) -> TgbEntry:
     """TGB's catalogue entry of ``name`` (the TGB importer's).
 
     Raises:
         DatasetNotFoundError: if TGB has no such dataset (with suggestions).
     """
-    return importer_plugin("tgb").entry(name)
+    return cast(TgbEntry, importer_plugin("tgb").entry(name))

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union, cast
 
 from tgbhub.errors import UnsupportedTaskError
 
+if TYPE_CHECKING:
+    from tgbhub.data.temporal_graph import TemporalGraphDataset
+    from tgbhub.data.trajectories import TrajectoryDataset
+
 #: ``(dataset, task name or None) -> evaluator``; injected by ``tgbhub.api`` so that ``data`` never imports ``evaluate``
-EvaluatorFactory = Callable[[Any, "str | None"], Any]
+#: (which is also why the evaluator is typed ``Any`` here: its class lives in a layer above this one)
+EvaluatorFactory = Callable[[Union["TemporalGraphDataset", "TrajectoryDataset"], str | None], Any]
 
 
 class Gradable:
@@ -29,7 +34,8 @@ class Gradable:
         if self._evaluator_factory is None:
             raise UnsupportedTaskError(f"{self.name}@{self.version} was opened without an evaluator; load it with "
                                        "tgbhub.load_dataset, or use tgbhub.evaluate.get_evaluator(manifest, ds)")
-        return self._evaluator_factory(self, task)
+        # Gradable is mixed into exactly these two dataset classes
+        return self._evaluator_factory(cast("TemporalGraphDataset | TrajectoryDataset", self), task)
 
     @property
     def evaluator(self) -> Any:

@@ -12,13 +12,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tgbhub.data.grading import EvaluatorFactory, Gradable
 from tgbhub.errors import IntegrityError, InvalidNameError
 from tgbhub.manifest import DIGEST_KIND, Manifest
+
+if TYPE_CHECKING:
+    import torch
+    from torch_geometric.data import TemporalData
+
+    from tgbhub.forecasting.views import Window
 
 
 @dataclass(frozen=True)
@@ -111,7 +117,7 @@ class WindowNegatives:
 
 
 #: ``(dataset, task name) -> (the task document's artifacts manifest, file -> column -> verified .npy path)``
-TaskOpener = Callable[[Any, str], "tuple[Manifest, Mapping[str, Mapping[str, Path]]]"]
+TaskOpener = Callable[["TemporalGraphDataset", str], "tuple[Manifest, Mapping[str, Mapping[str, Path]]]"]
 
 
 class TemporalGraphDataset(Gradable):
@@ -231,14 +237,14 @@ class TemporalGraphDataset(Gradable):
         return WindowNegatives(split=split, file=file, digest=artifacts.file(file).digest, window=arrays["window"],
                                neg_src=arrays["neg_src"], neg_dst=arrays["neg_dst"], fill=arrays["fill"])
 
-    def windows(self, split: str, horizon: float | None = None, **options: Any) -> Iterator[Any]:
+    def windows(self, split: str, horizon: float | None = None, **options: Any) -> Iterator[Window]:
         """Iterate ``split`` by time window (link forecasting): see :func:`tgbhub.forecasting.views.windows` for the
         options (``skip_empty``, ``negatives``, ``device``, ``task``)."""
         from tgbhub.forecasting.views import windows
 
         return windows(self, split, horizon, **options)
 
-    def batches(self, split: str, batch_size: int = 200, **options: Any) -> Iterator[Any]:
+    def batches(self, split: str, batch_size: int = 200, **options: Any) -> Iterator[Window]:
         """Iterate ``split`` in fixed-size event batches (the legacy protocol): see
         :func:`tgbhub.forecasting.views.batches` (``device``)."""
         from tgbhub.forecasting.views import batches
@@ -319,7 +325,7 @@ class TemporalGraphDataset(Gradable):
         return self._range("all", 0, self.num_snapshots if self.manifest.split_unit != "row" else self.num_rows
                            ).snapshots()
 
-    def to_torch(self, device: Any = None) -> dict[str, Any]:
+    def to_torch(self, device: torch.device | str | int | None = None) -> dict[str, torch.Tensor]:
         """The columns as torch tensors on ``device`` (default: CUDA when available, else CPU): ``src`` and ``dst``
         int64, ``t`` int64 for integer times (snapshot indices) and float64 for float times (a derived dataset's,
         whose jittered times a cast to int64 would truncate), as :attr:`dtypes` has them.
@@ -338,7 +344,7 @@ class TemporalGraphDataset(Gradable):
         return {name: torch.from_numpy(np.array(getattr(self, name), dtype=dtype)).to(target)
                 for name, dtype in (("src", np.int64), ("dst", np.int64), ("t", time))}
 
-    def to_pyg(self, split: str | None = None) -> Any:
+    def to_pyg(self, split: str | None = None) -> TemporalData:
         """The events (of ``split``, if given) as a ``torch_geometric.data.TemporalData``: int64 ``src``/``dst``,
         ``t`` as stored (int64 snapshots or float64), float32 ``msg`` edge features. See
         :func:`tgbhub.forecasting.pyg.to_temporal_data`.

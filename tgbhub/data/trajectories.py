@@ -7,23 +7,28 @@ memory-mapped (one uncompressed chunk per IC, laid out in order), so ``ds.states
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from tgbhub.columns import import_h5py
 from tgbhub.data.grading import EvaluatorFactory, Gradable
 from tgbhub.errors import InvalidNameError, MissingExtraError
 from tgbhub.manifest import DIGEST_KIND, Manifest
 
+if TYPE_CHECKING:
+    import h5py
+    import torch
+
 WINDOW_MODES = ("parity", "clean")
 
 
-def _memory_map(path: Path, dataset: Any) -> np.ndarray | None:
+def _memory_map(path: Path, dataset: h5py.Dataset) -> np.ndarray | None:
     """A read-only memmap over an HDF5 dataset stored uncompressed and in order, else ``None``."""
     if dataset.compression is not None or dataset.dtype.byteorder == ">" or dataset.size == 0:
         return None
@@ -52,7 +57,7 @@ class Scaler:
     mean: np.ndarray
     std: np.ndarray
 
-    def transform(self, values: np.ndarray, dtype: Any = np.float32) -> np.ndarray:
+    def transform(self, values: np.ndarray, dtype: DTypeLike = np.float32) -> np.ndarray:
         """Normalise in float64, then cast (upstream casts to float32 after z-scoring)."""
         return ((np.asarray(values, dtype=np.float64) - self.mean) / self.std).astype(dtype, copy=False)
 
@@ -80,7 +85,7 @@ class Windows:
     def __len__(self) -> int:
         return len(self.starts)
 
-    def __getitem__(self, index: Any) -> tuple[np.ndarray, np.ndarray]:
+    def __getitem__(self, index: int | slice | np.ndarray | Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """``(x, y)`` of the selected windows: ``(B, context, V)`` and ``(B, horizon, V)`` (or without B for an int)."""
         starts = self.starts[index]
         offsets = np.arange(self.context + self.horizon)
@@ -164,7 +169,7 @@ class TrajectoryDataset(Gradable):
     # ------------------------------------------------------------------------------------------- file access
 
     @cached_property
-    def _contents(self) -> dict[str, Any]:
+    def _contents(self) -> dict[str, np.ndarray | h5py.Dataset]:
         h5py = import_h5py("reading trajectory datasets")
         with h5py.File(self.path, "r") as handle:
             state = handle[self.manifest.graph["state_array"]]
@@ -258,7 +263,7 @@ class TrajectoryDataset(Gradable):
         std = np.where(std < float(normalisation.get("min_std", 1e-8)), 1.0, std)
         return Scaler(mean=mean, std=std)
 
-    def trajectories(self, split: str, *, normalised: bool = True, dtype: Any = np.float32) -> np.ndarray:
+    def trajectories(self, split: str, *, normalised: bool = True, dtype: DTypeLike = np.float32) -> np.ndarray:
         """The split's trajectories ``(ICs, steps, 2N)``: z-scored with the train statistics and cast to ``dtype``
         (upstream: float32), or the raw float64 states when ``normalised=False``.
 
@@ -273,7 +278,7 @@ class TrajectoryDataset(Gradable):
             self._normalised[key] = self.scaler.transform(self.states[ics.start:ics.stop], dtype)
         return self._normalised[key]
 
-    def arrays(self, split: str, *, normalised: bool = True, dtype: Any = np.float32) -> np.ndarray:
+    def arrays(self, split: str, *, normalised: bool = True, dtype: DTypeLike = np.float32) -> np.ndarray:
         """The split's trajectories concatenated in time, ``(ICs * steps, 2N)``: upstream's ``train``/``val``/``test``.
 
         Raises:
@@ -281,7 +286,8 @@ class TrajectoryDataset(Gradable):
         """
         return self.trajectories(split, normalised=normalised, dtype=dtype).reshape(-1, self.num_variables)
 
-    def to_torch(self, device: Any = None, *, normalised: bool = True, dtype: Any = np.float32) -> dict[str, Any]:
+    def to_torch(self, device: torch.device | str | int | None = None, *, normalised: bool = True,
+                 dtype: DTypeLike = np.float32) -> dict[str, torch.Tensor]:
         """Every split's trajectories ``(ICs, steps, 2N)`` (as :meth:`trajectories`) and the Jacobian graph's
         ``edge_index`` (int64) as torch tensors on ``device`` (default: CUDA when available, else CPU), moved once.
 

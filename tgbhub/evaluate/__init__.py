@@ -47,6 +47,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tgbhub.evaluate.base import Dataset
 from tgbhub.evaluate.registry import EVALUATORS, evaluator_class, register_evaluator
 from tgbhub.manifest import Manifest
 
@@ -56,7 +57,7 @@ from tgbhub.manifest import Manifest
 EVALUATOR_VERSION = "1.0.0"
 
 
-def get_evaluator(manifest: Manifest, truth: Any, task: str | Mapping[str, Any] | None = None) -> Any:
+def get_evaluator(manifest: Manifest, truth: Dataset, task: str | Mapping[str, Any] | None = None) -> Any:
     """The evaluator for ``task`` (a task name, a task mapping, or ``None`` for the default) of ``manifest``.
 
     Raises:

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 from tgbhub.evaluate.submission import GENERIC_NON_FINITE_FIX
 from tgbhub.manifest import DIGEST_KIND, Manifest
+
+if TYPE_CHECKING:
+    from tgbhub.data import TemporalGraphDataset, TrajectoryDataset
+
+#: the dataset object an evaluator reads its truth from (:func:`tgbhub.load_dataset`'s, of either kind)
+Dataset = Union["TemporalGraphDataset", "TrajectoryDataset"]
 
 
 def result(manifest: Manifest, task: Mapping[str, Any], split: str, metrics: Mapping[str, float],
@@ -31,7 +37,7 @@ class TaskEvaluator:
     override it, because a sensible fill value (if any) depends on what the number means.
     """
 
-    def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: Any) -> None:
+    def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: Dataset) -> None:
         self.manifest = manifest
         self.task = task
         self.truth = truth

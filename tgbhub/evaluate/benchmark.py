@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from itertools import product
 from typing import Any
 
@@ -20,7 +20,10 @@ from numpy.typing import ArrayLike
 from tgbhub.errors import ScoreError
 
 VALIDITY_THRESHOLD = 0.95
+#: one (model, instance) result record: JSON values read from a CSV or a result file
 Record = Mapping[str, Any]
+#: an instance id or a value of a grouping key, as a record holds it (``"total"`` beside them)
+Key = Hashable
 
 
 def is_valid(record: Record, threshold: float = VALIDITY_THRESHOLD) -> bool:
@@ -28,8 +31,8 @@ def is_valid(record: Record, threshold: float = VALIDITY_THRESHOLD) -> bool:
     return float(record["test_mse"]) < threshold
 
 
-def _by_instance(records: Iterable[Record]) -> dict[Any, dict[str, Record]]:
-    table: dict[Any, dict[str, Record]] = defaultdict(dict)
+def _by_instance(records: Iterable[Record]) -> dict[Key, dict[str, Record]]:
+    table: dict[Key, dict[str, Record]] = defaultdict(dict)
     for record in records:
         if record["model"] in table[record["instance"]]:
             raise ScoreError(f"model {record['model']!r} has two records for instance {record['instance']!r}; "
@@ -39,9 +42,9 @@ def _by_instance(records: Iterable[Record]) -> dict[Any, dict[str, Record]]:
 
 
 def robustness_counts(records: Iterable[Record], by: str | None = None,
-                      threshold: float = VALIDITY_THRESHOLD) -> dict[str, dict[Any, int]]:
+                      threshold: float = VALIDITY_THRESHOLD) -> dict[str, dict[Key, int]]:
     """Valid instances per model, per value of ``by`` (e.g. ``"K"``) and in ``"total"``."""
-    counts: dict[str, dict[Any, int]] = defaultdict(lambda: defaultdict(int))
+    counts: dict[str, dict[Key, int]] = defaultdict(lambda: defaultdict(int))
     for record in records:
         valid = int(is_valid(record, threshold))
         counts[record["model"]]["total"] += valid
@@ -51,10 +54,10 @@ def robustness_counts(records: Iterable[Record], by: str | None = None,
 
 
 def fractional_wins(records: Iterable[Record], by: str | None = None, threshold: float = VALIDITY_THRESHOLD,
-                    exclude: Sequence[str] = (), min_valid: int = 2) -> tuple[dict[str, dict[Any, float]], int]:
+                    exclude: Sequence[str] = (), min_valid: int = 2) -> tuple[dict[str, dict[Key, float]], int]:
     """Wins per model over the instances where at least ``min_valid`` (non-excluded) models are valid; the highest
     VPT among the valid models wins, and ties split the win equally. Returns ``(wins, scored instances)``."""
-    wins: dict[str, dict[Any, float]] = defaultdict(lambda: defaultdict(float))
+    wins: dict[str, dict[Key, float]] = defaultdict(lambda: defaultdict(float))
     scored = 0
     for models in _by_instance(records).values():
         valid = {m: r for m, r in models.items() if m not in exclude and is_valid(r, threshold)}

@@ -64,19 +64,24 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from numpy.typing import ArrayLike
 
 from tgbhub.errors import MissingExtraError, ScoreError, SubmissionError
+from tgbhub.evaluate.base import Dataset
 from tgbhub.evaluate.counterfactual_stats import CAPTURES, FAILS, INCONCLUSIVE, compare, mean_ci95, welch_p
 from tgbhub.evaluate.graded import Graded
 from tgbhub.evaluate.metrics import auroc, average_precision, generative_scores
 from tgbhub.evaluate.ranking import RankingEvaluator
-from tgbhub.evaluate.submission import ListColumn, read_submission
+from tgbhub.evaluate.submission import ListColumn, Submission, read_submission
+
+if TYPE_CHECKING:
+    from tgbhub.data import TemporalGraphDataset
 
 REAL = "real"
 SETTING = "transductive"
@@ -88,7 +93,7 @@ PRECHECK_ALPHA = 0.01
 LONG_COLUMNS = ("variant", "run", "query", "neg_rank", "score")
 
 #: ``predict(dataset, task_name, run) -> ranking-task submission`` (``query``, ``pos_score``, ``neg_scores``)
-Predict = Callable[[Any, str, int], Any]
+Predict = Callable[["TemporalGraphDataset", str, int], Submission]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -127,11 +132,12 @@ class Condition:
     variant: str
     kind: str
     seed: int | None
-    dataset: Any
+    dataset: TemporalGraphDataset
     task: str
 
 
-def conditions(real: Any, variants: Iterable[Any], negatives: str = "paired") -> list[Condition]:
+def conditions(real: TemporalGraphDataset, variants: Iterable[TemporalGraphDataset], negatives: str = "paired"
+               ) -> list[Condition]:
     """The real condition and one per variant, each bound to the task its negatives mode grades.
 
     Raises:
@@ -147,12 +153,13 @@ def conditions(real: Any, variants: Iterable[Any], negatives: str = "paired") ->
         if manifest.derived_from != parent:
             raise ScoreError(f"{manifest.name} is derived from {manifest.derived_from!r}, not from {parent}; pass "
                              f"variants of {parent} only")
-        out.append(Condition(manifest.name, kind_label(manifest.transform), int(manifest.transform["seed"]),
-                             variant, NEGATIVE_MODES[negatives]))
+        transform = cast("dict[str, Any]", manifest.transform)  # derived (checked above): it has a transform
+        out.append(Condition(manifest.name, kind_label(transform), int(transform["seed"]), variant,
+                             NEGATIVE_MODES[negatives]))
     return out
 
 
-def query_orig_ids(dataset: Any) -> np.ndarray:
+def query_orig_ids(dataset: TemporalGraphDataset) -> np.ndarray:
     """The parent test event (= the parent's query row) of every query of a variant's test split, in query order.
 
     Queries are the test rows with ``src < dst`` (one per undirected edge), in row order; a base dataset's queries
@@ -166,7 +173,7 @@ def query_orig_ids(dataset: Any) -> np.ndarray:
     return np.asarray(dataset.columns["orig_event_id"])[start + queries].astype(np.int64)
 
 
-def condition_metrics(dataset: Any, task: str, submission: Any) -> dict[str, float]:
+def condition_metrics(dataset: TemporalGraphDataset, task: str, submission: Submission) -> dict[str, float]:
     """MRR and Hits@K of ``submission`` under ``task`` on the test split, plus pooled AU-ROC and AP.
 
     AU-ROC and AP take every positive score against every real negative score of every query (1:q, padding
@@ -179,7 +186,7 @@ def condition_metrics(dataset: Any, task: str, submission: Any) -> dict[str, flo
     return dict(condition_result(dataset, task, submission)["metrics"])
 
 
-def condition_result(dataset: Any, task: str, submission: Any) -> dict[str, Any]:
+def condition_result(dataset: TemporalGraphDataset, task: str, submission: Submission) -> dict[str, Any]:
     """The ranking evaluator's result of ``submission`` on one condition, its metrics with AU-ROC and AP added (see
     :func:`condition_metrics`).
 
@@ -201,7 +208,7 @@ def condition_result(dataset: Any, task: str, submission: Any) -> dict[str, Any]
 # ---------------------------------------------------------------------------------------------------------------------
 
 
-def _long_table(source: Any) -> pa.Table:
+def _long_table(source: Submission) -> pa.Table:
     """A long-format predictions table from a Parquet path, a ``pyarrow.Table`` or a mapping of columns.
 
     Raises:
@@ -236,7 +243,7 @@ def _integers(table: pa.Table, name: str) -> np.ndarray:
     return column.to_numpy().astype(np.int64)
 
 
-def read_predictions(source: Any) -> dict[tuple[str, int], dict[str, Any]]:
+def read_predictions(source: Submission) -> dict[tuple[str, int], dict[str, ArrayLike]]:
     """Long-format predictions as ranking-task submissions, one per ``(variant, run)``.
 
     ``variant`` names lose any ``@version``. Each submission has ``query``, ``pos_score`` and ``neg_scores`` (a list
@@ -260,7 +267,7 @@ def read_predictions(source: Any) -> dict[tuple[str, int], dict[str, Any]]:
         row = int(np.flatnonzero(rank < -1)[0])
         raise SubmissionError("neg_rank", row, f"is {int(rank[row])}", "Use -1 for the positive and 0..count-1 for "
                               "the query's negatives")
-    out: dict[tuple[str, int], dict[str, Any]] = {}
+    out: dict[tuple[str, int], dict[str, ArrayLike]] = {}
     names, codes = np.unique(variant, return_inverse=True)
     for code, name in enumerate(names):
         for r in np.unique(run[codes == code]):
@@ -269,7 +276,7 @@ def read_predictions(source: Any) -> dict[tuple[str, int], dict[str, Any]]:
     return out
 
 
-def _submission(rows: np.ndarray, query: np.ndarray, rank: np.ndarray, score: np.ndarray) -> dict[str, Any]:
+def _submission(rows: np.ndarray, query: np.ndarray, rank: np.ndarray, score: np.ndarray) -> dict[str, ArrayLike]:
     """One condition's long rows as a ranking submission (``rows`` are the file rows, for error messages).
 
     Raises:
@@ -350,7 +357,7 @@ class Report:
     rows: list[dict[str, Any]] = field(default_factory=list)
     values: dict[tuple[str, str], dict[str, list[float]]] = field(default_factory=dict)
     graded: list[Graded] = field(default_factory=list)
-    distances: dict[str, dict[str, Any]] = field(default_factory=dict)
+    distances: dict[str, dict[str, float]] = field(default_factory=dict)
     validity: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: the kind of every distorted condition (variant name -> ``shuffle``, ``intense-k5``, ...)
     kind_of: dict[str, str] = field(default_factory=dict)
@@ -383,7 +390,7 @@ class Report:
         return written
 
 
-def json_ready(value: Any) -> Any:
+def json_ready(value: object) -> Any:
     """``value`` with every non-finite float (NaN, inf) replaced by ``None``, recursively, and numpy scalars as
     Python numbers: strict JSON has no NaN."""
     if isinstance(value, Mapping):
@@ -410,7 +417,7 @@ def mean_and_ci(values: Sequence[float]) -> tuple[float, float]:
     return mean, ci
 
 
-def kind_distances(variants: Sequence[Any]) -> dict[str, float]:
+def kind_distances(variants: Sequence[TemporalGraphDataset]) -> dict[str, float]:
     """ATD and ACD (mean and CI95 over seeds) of one kind's variants against the real test split, read from their
     manifests' ``stats["distance_to_parent_test"]``.
 
@@ -429,14 +436,14 @@ def kind_distances(variants: Sequence[Any]) -> dict[str, float]:
     return {"atd_mean": atd_mean, "atd_ci": atd_ci, "acd_mean": acd_mean, "acd_ci": acd_ci, "n_seeds": len(atd)}
 
 
-def _events(dataset: Any) -> dict[str, np.ndarray]:
+def _events(dataset: TemporalGraphDataset) -> dict[str, np.ndarray]:
     """The test queries of a dataset as an event stream (one per undirected edge, ``src < dst``)."""
     negatives = dataset.negatives("test", task=REAL_TASK)
     return {"src": np.asarray(negatives.src), "dst": np.asarray(negatives.dst),
             "t": np.asarray(negatives.t, dtype=np.float64)}
 
 
-def shuffle_precheck(real: Any, shuffles: Sequence[Any]) -> dict[str, Any]:
+def shuffle_precheck(real: TemporalGraphDataset, shuffles: Sequence[TemporalGraphDataset]) -> dict[str, Any]:
     """Whether SHUFFLE changed this stream: real-vs-shuffle against shuffle-vs-shuffle distances (module docstring).
 
     ``real`` is the dataset whose test split was shuffled and ``shuffles`` its SHUFFLE variants (or any datasets
@@ -480,7 +487,7 @@ def shuffle_precheck(real: Any, shuffles: Sequence[Any]) -> dict[str, Any]:
 
 
 def _score_all(chosen: Sequence[Condition], runs: Sequence[int], predict: Predict | None,
-               predictions: Mapping[tuple[str, int], Any] | None, model: str,
+               predictions: Mapping[tuple[str, int], Submission] | None, model: str,
                graded: list[Graded]) -> dict[str, dict[str, list[float]]]:
     """Per condition, each metric's value per run; each graded (condition, run) is appended to ``graded``.
 
@@ -509,7 +516,8 @@ def _score_all(chosen: Sequence[Condition], runs: Sequence[int], predict: Predic
     return out
 
 
-def evaluate_counterfactual(real: Any, variants: Sequence[Any], models: Mapping[str, Predict | Mapping[Any, Any]], *,
+def evaluate_counterfactual(real: Dataset, variants: Sequence[Dataset],
+                            models: Mapping[str, Predict | Mapping[tuple[str, int], Submission]], *,
                             negatives: str = "paired", runs: Mapping[str, Sequence[int]] | None = None,
                             epsilon: float = 0.05, controls: Iterable[str] = ()) -> Report:
     """The counterfactual check of every model in ``models`` on ``real`` and its distorted ``variants``.
@@ -525,7 +533,9 @@ def evaluate_counterfactual(real: Any, variants: Sequence[Any], models: Mapping[
             an invalid ``epsilon``.
         SubmissionError: for a malformed submission or predictions file.
     """
-    chosen = conditions(real, variants, negatives)
+    # temporal graphs: the caller checks the kind (tgbhub.api.counterfactual_check), conditions() the parentage
+    real_graph = cast("TemporalGraphDataset", real)
+    chosen = conditions(real_graph, cast("Sequence[TemporalGraphDataset]", variants), negatives)
     by_kind: dict[str, list[Condition]] = {}
     for condition in chosen[1:]:
         by_kind.setdefault(condition.kind, []).append(condition)
@@ -533,7 +543,7 @@ def evaluate_counterfactual(real: Any, variants: Sequence[Any], models: Mapping[
     report.kind_of = {c.variant: c.kind for c in chosen[1:]}
     for kind, members in by_kind.items():
         report.distances[kind] = kind_distances([c.dataset for c in members])
-        report.validity[kind] = (shuffle_precheck(real, [c.dataset for c in members]) if kind == "shuffle" else
+        report.validity[kind] = (shuffle_precheck(real_graph, [c.dataset for c in members]) if kind == "shuffle" else
                                  {"applied": False, "effective": True, "reason": "only SHUFFLE is prechecked"})
     control_set = set(controls)
     for label, source in models.items():

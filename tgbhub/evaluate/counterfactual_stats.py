@@ -12,9 +12,10 @@ The Student-t quantile and distribution function are computed here from the regu
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from tgbhub.errors import ScoreError
 
@@ -22,6 +23,32 @@ CAPTURES = "captures-temporal-pattern"
 FAILS = "fails-sanity-check"
 INCONCLUSIVE = "inconclusive"
 VERDICTS = (CAPTURES, FAILS, INCONCLUSIVE)
+
+
+
+class GapTest(TypedDict):
+    """What :func:`compare_from_summary` returns (its docstring defines every key)."""
+
+    mean_real: float
+    ci_real: float
+    mean_distorted: float
+    ci_distorted: float
+    delta: float
+    threshold: float
+    significant_drop: bool
+    margin_drop: bool
+    epsilon: float
+    verdict: str
+    reason: str
+
+
+class Comparison(GapTest):
+    """What :func:`compare` returns: the gap test, the sample sizes and Welch's p-value."""
+
+    n_real: int
+    n_distorted: int
+    welch_p: float
+
 
 _BETA_MAX_TERMS = 100_000
 _TINY = 1e-300  # keeps the Lentz recursion away from a division by zero
@@ -156,7 +183,7 @@ def t_quantile(p: float, dof: float) -> float:
     return t if p > 0.5 else -t
 
 
-def _sample(values: Any, name: str) -> np.ndarray:
+def _sample(values: ArrayLike, name: str) -> np.ndarray:
     """``values`` as a finite 1-D float64 array with at least one entry.
 
     Raises:
@@ -176,7 +203,7 @@ def _sample(values: Any, name: str) -> np.ndarray:
     return array
 
 
-def mean_ci95(values: Any) -> tuple[float, float, int]:
+def mean_ci95(values: ArrayLike) -> tuple[float, float, int]:
     """``(mean, half_width, n)`` of a 95 % Student-t confidence interval for the mean of ``values``.
 
     ``half_width = t_{0.975, n-1} * s / sqrt(n)`` with the sample standard deviation ``s`` (ddof = 1), as
@@ -196,7 +223,7 @@ def mean_ci95(values: Any) -> tuple[float, float, int]:
     return mean, t_quantile(0.975, n - 1) * std_error, n
 
 
-def welch_p(real: Any, distorted: Any) -> float:
+def welch_p(real: ArrayLike, distorted: ArrayLike) -> float:
     """Two-sided p-value of Welch's unequal-variance t-test for equal means of ``real`` and ``distorted``.
 
     ``t = (mean_d - mean_r) / sqrt(s_r^2/n_r + s_d^2/n_d)`` with Welch-Satterthwaite degrees of freedom; equals
@@ -218,7 +245,7 @@ def welch_p(real: Any, distorted: Any) -> float:
 
 
 def compare_from_summary(mean_r: float, ci_r: float, mean_d: float, ci_d: float, epsilon: float = 0.05, *,
-                         distortion_is_effective: bool = True) -> dict[str, Any]:
+                         distortion_is_effective: bool = True) -> GapTest:
     """The counterfactual gap test on published numbers: real ``mean_r ± ci_r`` against distorted ``mean_d ± ci_d``.
 
     Flags (docs/derived.md, "Verdicts"), with ``delta = mean_d - mean_r`` and ``threshold = -(ci_r + ci_d)``:
@@ -272,8 +299,8 @@ def compare_from_summary(mean_r: float, ci_r: float, mean_d: float, ci_d: float,
             "margin_drop": margin, "epsilon": float(epsilon), "verdict": verdict, "reason": reason}
 
 
-def compare(real: Any, distorted: Any, *, epsilon: float = 0.05, distortion_is_effective: bool = True
-            ) -> dict[str, Any]:
+def compare(real: ArrayLike, distorted: ArrayLike, *, epsilon: float = 0.05, distortion_is_effective: bool = True
+            ) -> Comparison:
     """The counterfactual gap test on per-run metric values (one value per run or (run, sample) pair).
 
     Computes :func:`mean_ci95` of each side and applies :func:`compare_from_summary` (flags and verdict rule are
@@ -285,8 +312,8 @@ def compare(real: Any, distorted: Any, *, epsilon: float = 0.05, distortion_is_e
     """
     mean_r, ci_r, n_r = mean_ci95(_sample(real, "real"))
     mean_d, ci_d, n_d = mean_ci95(_sample(distorted, "distorted"))
-    out: dict[str, Any] = {"n_real": n_r, "n_distorted": n_d}
-    out.update(compare_from_summary(mean_r, ci_r, mean_d, ci_d, epsilon,
-                                    distortion_is_effective=distortion_is_effective))
-    out["welch_p"] = welch_p(real, distorted)
-    return out
+    # keys in this order: the sizes, the gap test's, then Welch's p-value
+    return {"n_real": n_r, "n_distorted": n_d,
+            **compare_from_summary(mean_r, ci_r, mean_d, ci_d, epsilon,
+                                   distortion_is_effective=distortion_is_effective),
+            "welch_p": welch_p(real, distorted)}

@@ -23,17 +23,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from tgbhub.errors import IntegrityError, InvalidNameError, ScoreError, SubmissionError
 from tgbhub.evaluate.base import TaskEvaluator, result
 from tgbhub.evaluate.metrics import DEFAULT_KS, as_scores, filtered_ranks, metrics_from_ranks
 from tgbhub.evaluate.registry import register_evaluator
-from tgbhub.evaluate.submission import read_submission, unique_ids
+from tgbhub.evaluate.submission import Submission, read_submission, unique_ids
 from tgbhub.manifest import Manifest
 from tgbhub.tasks.declared import choose_split
+
+if TYPE_CHECKING:
+    from tgbhub.data import TemporalGraphDataset
 
 TASK_TYPE = "time-filtered-ranking"
 
@@ -75,7 +79,9 @@ class TimeFilteredEvaluator(TaskEvaluator):
     The constructor does no I/O; the filter sets are read when a method grades.
     """
 
-    def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: Any) -> None:
+    truth: TemporalGraphDataset
+
+    def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: TemporalGraphDataset) -> None:
         super().__init__(manifest, task, truth)
         self.ks = tuple(int(k) for k in task.get("ks", DEFAULT_KS))
         self.num_candidates = int(task["candidates"]["num_candidates"])
@@ -107,7 +113,7 @@ class TimeFilteredEvaluator(TaskEvaluator):
         return FilterSets(split=name, files=files, t=queries["t"], src=queries["src"], dst=queries["dst"],
                           edge_type=queries["edge_type"], offsets=offsets, indices=nodes["filter_indices"])
 
-    def evaluate(self, submission: Any, split: str | None = None, detail: bool = False) -> dict[str, Any]:
+    def evaluate(self, submission: Submission, split: str | None = None, detail: bool = False) -> dict[str, Any]:
         """MRR and Hits@K (the task's ``ks``) of ``submission`` (``query``, ``scores``) on ``split`` (default: the
         task's ``report_split``). ``detail=True`` adds ``per_query`` ranks (average-tie, float) in query order.
 
@@ -132,7 +138,8 @@ class TimeFilteredEvaluator(TaskEvaluator):
         rank = filtered_ranks(matrix, sets.dst, sets.offsets, sets.indices)
         return self._result(sets, rank, detail)
 
-    def evaluate_scores(self, scores: Any, split: str | None = None, detail: bool = False) -> dict[str, Any]:
+    def evaluate_scores(self, scores: ArrayLike | Iterable[tuple[ArrayLike, ArrayLike]], split: str | None = None,
+                        detail: bool = False) -> dict[str, Any]:
         """MRR and Hits@K on ``split`` from scores in memory, without a submission file.
 
         ``scores`` is either a ``(n_queries, num_candidates)`` array (numpy, torch, anything with ``ndim``): every
@@ -198,14 +205,15 @@ class TimeFilteredEvaluator(TaskEvaluator):
         return result(self.manifest, self.task, sets.split, metrics_from_ranks(rank, self.ks), digests, **extra)
 
 
-def _batches(scores: Any, n: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def _batches(scores: ArrayLike | Iterable[tuple[ArrayLike, ArrayLike]], n: int
+             ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """``(query ids, score matrix)`` pairs from a whole matrix (anything with ``ndim``) or an iterable of pairs.
 
     Raises:
         ScoreError: for an item that is not a ``(query_ids, matrix)`` pair, or ids that are not integers.
     """
-    if hasattr(scores, "ndim"):
-        yield np.arange(n, dtype=np.int64), as_scores(scores, "scores", 2)
+    if hasattr(scores, "ndim"):  # an array or tensor: the whole matrix
+        yield np.arange(n, dtype=np.int64), as_scores(cast("ArrayLike", scores), "scores", 2)
         return
     if not isinstance(scores, Iterable):
         raise ScoreError(f"scores is a {type(scores).__name__}; pass a (n_queries, num_candidates) array or an "

@@ -9,18 +9,26 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from numpy.typing import ArrayLike
 
 from tgbhub.errors import SubmissionError
+from tgbhub.evaluate.base import Dataset
 from tgbhub.evaluate.counterfactual import json_ready, mean_and_ci
 from tgbhub.evaluate.metrics import generative_scores
 
+if TYPE_CHECKING:
+    from tgbhub.data import TemporalGraphDataset
 
-def reference_events(dataset: Any, split: str = "test") -> dict[str, np.ndarray]:
+#: predicted events: a Parquet file's path, or a mapping with ``src``, ``dst``, ``t`` and optionally ``sample_id``
+Candidate = str | os.PathLike[str] | Mapping[str, ArrayLike]
+
+
+def reference_events(dataset: TemporalGraphDataset, split: str = "test") -> dict[str, np.ndarray]:
     """The events of ``split`` as the generative evaluation's reference: every row, or for a symmetric dataset (both
     directions stored) the rows with ``src < dst``, one per undirected edge, as the ranking queries.
 
@@ -35,7 +43,7 @@ def reference_events(dataset: Any, split: str = "test") -> dict[str, np.ndarray]
     return {"src": src, "dst": dst, "t": t}
 
 
-def _candidate_events(candidate: Any, symmetric: bool) -> dict[int, dict[str, np.ndarray]]:
+def _candidate_events(candidate: Candidate, symmetric: bool) -> dict[int, dict[str, np.ndarray]]:
     """Predicted events per ``sample_id`` (0 when absent); for a symmetric dataset each edge as ``(min, max)``.
 
     Raises:
@@ -66,8 +74,8 @@ GENERATIVE_KEYS = ("atd", "acd", "atd_reverse", "acd_reverse", "atd_symmetric", 
                    "fallback_count", "fallback_count_reverse")
 
 
-def generative_evaluation(real: Any, candidate: Any, *, fallback: str = "cap", clip_to_reference_window: bool = False,
-                          directed: bool = True) -> dict[str, Any]:
+def generative_evaluation(real: Dataset, candidate: Candidate, *, fallback: str = "cap",
+                          clip_to_reference_window: bool = False, directed: bool = True) -> dict[str, Any]:
     """ATD/ACD of predicted events against ``real``'s test split, per sample and summarised.
 
     ``candidate`` is a Parquet path or a mapping with ``src``, ``dst``, ``t`` and optionally ``sample_id`` (several
@@ -82,7 +90,8 @@ def generative_evaluation(real: Any, candidate: Any, *, fallback: str = "cap", c
         SubmissionError: for an unreadable candidate or a missing column.
         ScoreError: as :func:`tgbhub.evaluate.metrics.generative_scores` (bad fallback, malformed arrays, ...).
     """
-    reference = reference_events(real)
+    graph = cast("TemporalGraphDataset", real)  # a temporal graph: a trajectory dataset has no events to score
+    reference = reference_events(graph)
     samples = _candidate_events(candidate, bool(real.manifest.graph.get("symmetric")))
     options = {"fallback": fallback, "clip_to_reference_window": clip_to_reference_window, "directed": directed}
     per_sample = {sid: generative_scores(reference, events, fallback=fallback, directed=directed,
@@ -100,7 +109,7 @@ def generative_evaluation(real: Any, candidate: Any, *, fallback: str = "cap", c
             "T": first["T"], "tau_bar": first["tau_bar"], "n_ref": first["n_ref"]}
 
 
-def replay_validation(real: Any) -> dict[str, np.ndarray]:
+def replay_validation(real: TemporalGraphDataset) -> dict[str, np.ndarray]:
     """The "replay" baseline: the validation split's events shifted by ``test start - validation start``.
 
     Split starts are the first timestamps of each split (its boundary in snapshot units).
@@ -117,7 +126,8 @@ def replay_validation(real: Any) -> dict[str, np.ndarray]:
     return {"src": val["src"], "dst": val["dst"], "t": val["t"] + shift}
 
 
-def generative_baselines(real: Any, shuffles: Sequence[Any] = (), jittered: Sequence[Any] = (), **options: Any
+def generative_baselines(real: Dataset, shuffles: Sequence[Dataset] = (), jittered: Sequence[Dataset] = (),
+                         **options: Any
                          ) -> dict[str, dict[str, Any]]:
     """The reference points of the generative evaluation, scored like a model (:func:`generative_evaluation`).
 
@@ -130,11 +140,12 @@ def generative_baselines(real: Any, shuffles: Sequence[Any] = (), jittered: Sequ
     Raises:
         ScoreError: as :func:`generative_evaluation`.
     """
-    out = {"replay-val": generative_evaluation(real, replay_validation(real), **options)}
+    graph = cast("TemporalGraphDataset", real)  # temporal graphs, as generative_evaluation's
+    out = {"replay-val": generative_evaluation(real, replay_validation(graph), **options)}
     for label, variants in (("shuffle-oracle", shuffles), ("intense-k1-oracle", jittered)):
         if not variants:
             continue
-        streams = [reference_events(v) for v in variants]
+        streams = [reference_events(cast("TemporalGraphDataset", v)) for v in variants]
         stacked = {key: np.concatenate([s[key] for s in streams]) for key in ("src", "dst", "t")}
         stacked["sample_id"] = np.repeat(np.arange(len(streams)), [len(s["t"]) for s in streams])
         out[label] = generative_evaluation(real, stacked, **options)

@@ -9,18 +9,24 @@ scores a NaN positive as rank 1 and broadcasts mismatched shapes silently.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, TypedDict, TypeGuard, cast
 
 import numba
 import numpy as np
+from numpy.typing import ArrayLike
 
 from tgbhub.errors import ScoreError
 
+if TYPE_CHECKING:
+    import torch
+
 DEFAULT_KS = (1, 3, 10)
+#: ``(src, dst, t)`` of an event stream: int64, int64 and float64 arrays of one length
+Stream = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-def as_scores(values: Any, name: str, ndim: int) -> np.ndarray:
+def as_scores(values: ArrayLike, name: str, ndim: int) -> np.ndarray:
     """``values`` as a numeric numpy array of ``ndim`` dimensions (torch tensors are moved to the CPU first).
 
     Raises:
@@ -70,7 +76,7 @@ def _rank_kernel(pos, neg, counts):  # pragma: no cover - compiled
     return ranks, -1
 
 
-def ranks(pos_scores: Any, neg_scores: Any, counts: Any = None) -> np.ndarray:
+def ranks(pos_scores: ArrayLike, neg_scores: ArrayLike, counts: ArrayLike | None = None) -> np.ndarray:
     """Average-tie rank of every positive among its negatives (float64, ``>= 1``).
 
     ``counts`` (optional, int ``[n_queries]``) marks how many leading negatives of each row are real; padding
@@ -101,13 +107,13 @@ def ranks(pos_scores: Any, neg_scores: Any, counts: Any = None) -> np.ndarray:
     return result
 
 
-def on_accelerator(values: Any) -> bool:
+def on_accelerator(values: object) -> TypeGuard[torch.Tensor]:
     """True for a torch tensor that lives off the CPU (checked without importing torch)."""
     device = getattr(values, "device", None)
     return hasattr(values, "detach") and getattr(device, "type", "cpu") != "cpu"
 
 
-def device_ranks(pos_scores: Any, neg_scores: Any, counts: Any = None) -> np.ndarray:
+def device_ranks(pos_scores: ArrayLike, neg_scores: ArrayLike, counts: ArrayLike | None = None) -> np.ndarray:
     """:func:`ranks` computed by torch where the scores live (a GPU: two comparisons and a row sum, no copy of the
     score matrix to the host); only the ranks come back, as float64 numpy.
 
@@ -165,7 +171,7 @@ def metrics_from_ranks(rank: np.ndarray, ks: Iterable[int] = DEFAULT_KS) -> dict
     return out
 
 
-def rank_metrics(pos_scores: Any, neg_scores: Any, ks: Iterable[int] = DEFAULT_KS) -> dict[str, float]:
+def rank_metrics(pos_scores: ArrayLike, neg_scores: ArrayLike, ks: Iterable[int] = DEFAULT_KS) -> dict[str, float]:
     """One-vs-many MRR and Hits@K: ``pos_scores`` ``(B,)`` against ``neg_scores`` ``(B, Q)``.
 
     Equal to py-tgb 2.3.0's ``Evaluator.eval`` on the same (valid) inputs, in float64 rather than float32.
@@ -179,7 +185,7 @@ def rank_metrics(pos_scores: Any, neg_scores: Any, ks: Iterable[int] = DEFAULT_K
     return metrics_from_ranks(ranks(pos_scores, neg_scores), ks)
 
 
-def filtered_ranks(scores: Any, pos_dst: Any, filter_offsets: Any, filter_indices: Any,
+def filtered_ranks(scores: ArrayLike, pos_dst: ArrayLike, filter_offsets: ArrayLike, filter_indices: ArrayLike,
                    chunk: int = 4096) -> np.ndarray:
     """One-vs-all ranks: each row of ``scores`` ``(B, V)`` scores every node; the positive is ``pos_dst[b]``.
 
@@ -226,7 +232,7 @@ def filtered_ranks(scores: Any, pos_dst: Any, filter_offsets: Any, filter_indice
     return result
 
 
-def rank_metrics_all(scores: Any, pos_dst: Any, filter_offsets: Any, filter_indices: Any,
+def rank_metrics_all(scores: ArrayLike, pos_dst: ArrayLike, filter_offsets: ArrayLike, filter_indices: ArrayLike,
                      ks: Iterable[int] = DEFAULT_KS) -> dict[str, float]:
     """Filtered one-vs-all MRR and Hits@K (see :func:`filtered_ranks`).
 
@@ -262,7 +268,7 @@ def binary_f1(predicted: np.ndarray, truth: np.ndarray) -> dict[str, np.ndarray]
 # ---------------------------------------------------------------------------------------------------------------------
 
 
-def _finite_scores(values: Any, name: str) -> np.ndarray:
+def _finite_scores(values: ArrayLike, name: str) -> np.ndarray:
     """``values`` as a finite 1-D float64 array.
 
     Raises:
@@ -276,7 +282,7 @@ def _finite_scores(values: Any, name: str) -> np.ndarray:
     return array
 
 
-def auroc(pos_scores: Any, neg_scores: Any) -> float:
+def auroc(pos_scores: ArrayLike, neg_scores: ArrayLike) -> float:
     """Area under the ROC curve of ``pos_scores`` (label 1) against ``neg_scores`` (label 0), in ``[0, 1]``.
 
     Computed in the Mann-Whitney form, ``sum over pairs [pos > neg] + 1/2 [pos == neg]`` divided by
@@ -302,7 +308,7 @@ def auroc(pos_scores: Any, neg_scores: Any) -> float:
     return wins / (float(pos.size) * float(neg.size))
 
 
-def average_precision(pos_scores: Any, neg_scores: Any) -> float:
+def average_precision(pos_scores: ArrayLike, neg_scores: ArrayLike) -> float:
     """Average precision of ``pos_scores`` (label 1) against ``neg_scores`` (label 0), sklearn's definition.
 
     ``AP = sum_k (R_k - R_{k-1}) P_k`` over the distinct score values taken as thresholds from the highest down,
@@ -334,7 +340,8 @@ def average_precision(pos_scores: Any, neg_scores: Any) -> float:
     return float(np.sum(recall_gain * precision))
 
 
-def grouped_auroc_ap(group: Any, pos_scores: Any, neg_scores: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def grouped_auroc_ap(group: ArrayLike, pos_scores: ArrayLike, neg_scores: ArrayLike
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per group, :func:`auroc` and :func:`average_precision` of its positives against its negatives, at once.
 
     Query ``i`` belongs to group ``group[i]`` and contributes one positive (``pos_scores[i]``) and one negative
@@ -392,7 +399,7 @@ def grouped_auroc_ap(group: Any, pos_scores: Any, neg_scores: Any) -> tuple[np.n
 ATD_FALLBACKS = ("cap", "horizon_end", "error")
 
 
-def _event_stream(src: Any, dst: Any, t: Any, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _event_stream(src: ArrayLike, dst: ArrayLike, t: ArrayLike, name: str) -> Stream:
     """``(src, dst, t)`` as int64, int64 and float64 arrays of one length.
 
     Raises:
@@ -495,8 +502,7 @@ def _reference_scale(t: np.ndarray) -> tuple[float, float, float]:
     return span, span / t.size, float(t.max())
 
 
-def _clip(stream: tuple[np.ndarray, np.ndarray, np.ndarray], lo: float, hi: float
-          ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], int]:
+def _clip(stream: Stream, lo: float, hi: float) -> tuple[Stream, int]:
     """The events of ``stream`` with ``lo <= t <= hi`` and how many were dropped."""
     keep = (stream[2] >= lo) & (stream[2] <= hi)
     return (stream[0][keep], stream[1][keep], stream[2][keep]), int(keep.size - np.count_nonzero(keep))
@@ -509,8 +515,13 @@ def _check_fallback(fallback: str) -> None:
                          "reference time, 'error' refuses reference pairs the candidate lacks")
 
 
-def _atd_terms(ref: tuple[np.ndarray, np.ndarray, np.ndarray], cand: tuple[np.ndarray, np.ndarray, np.ndarray],
-               span: float, t_end: float, fallback: str, directed: bool) -> dict[str, Any]:
+class _AtdTerms(TypedDict):
+    sum: float
+    fallback_count: int
+    missing_pair_count: int
+
+
+def _atd_terms(ref: Stream, cand: Stream, span: float, t_end: float, fallback: str, directed: bool) -> _AtdTerms:
     """Sum over ``ref`` events of the ATD term against ``cand`` with the given scale; see :func:`atd`."""
     ref_pair, cand_pair = _pair_ids([ref[:2], cand[:2]], directed)
     (ref_rank, cand_rank), n_ranks = _dense_ranks(ref[2], cand[2])
@@ -536,8 +547,7 @@ def _atd_terms(ref: tuple[np.ndarray, np.ndarray, np.ndarray], cand: tuple[np.nd
             "missing_pair_count": int(np.count_nonzero(missing))}
 
 
-def _acd_terms(ref: tuple[np.ndarray, np.ndarray, np.ndarray], cand: tuple[np.ndarray, np.ndarray, np.ndarray],
-               tau_bar: float, directed: bool) -> float:
+def _acd_terms(ref: Stream, cand: Stream, tau_bar: float, directed: bool) -> float:
     """Sum over ``ref`` events of ``| #ref - #cand |`` in the open window ``(t - tau_bar, t + tau_bar)``.
 
     Raises:
@@ -555,8 +565,9 @@ def _acd_terms(ref: tuple[np.ndarray, np.ndarray, np.ndarray], cand: tuple[np.nd
     return float(np.sum(np.abs(real - other)))
 
 
-def _prepare(ref_src: Any, ref_dst: Any, ref_t: Any, cand_src: Any, cand_dst: Any, cand_t: Any,
-             clip_to_reference_window: bool) -> tuple[tuple, tuple, tuple[float, float, float], int]:
+def _prepare(ref_src: ArrayLike, ref_dst: ArrayLike, ref_t: ArrayLike, cand_src: ArrayLike, cand_dst: ArrayLike,
+             cand_t: ArrayLike, clip_to_reference_window: bool
+             ) -> tuple[Stream, Stream, tuple[float, float, float], int]:
     """Validated reference and candidate streams, the reference scale and the number of clipped candidates."""
     ref = _event_stream(ref_src, ref_dst, ref_t, "reference")
     cand = _event_stream(cand_src, cand_dst, cand_t, "candidate")
@@ -567,8 +578,9 @@ def _prepare(ref_src: Any, ref_dst: Any, ref_t: Any, cand_src: Any, cand_dst: An
     return ref, cand, scale, clipped
 
 
-def atd(ref_src: Any, ref_dst: Any, ref_t: Any, cand_src: Any, cand_dst: Any, cand_t: Any, *,
-        fallback: str = "cap", directed: bool = True, clip_to_reference_window: bool = False) -> dict[str, Any]:
+def atd(ref_src: ArrayLike, ref_dst: ArrayLike, ref_t: ArrayLike, cand_src: ArrayLike, cand_dst: ArrayLike,
+        cand_t: ArrayLike, *, fallback: str = "cap", directed: bool = True, clip_to_reference_window: bool = False
+        ) -> dict[str, float]:
     """Average time distance ATD(E, E') of TLPCF (Eq. 6): how far each reference event is from its pair's
     nearest candidate event, normalised by the reference span.
 
@@ -605,8 +617,8 @@ def atd(ref_src: Any, ref_dst: Any, ref_t: Any, cand_src: Any, cand_dst: Any, ca
             "n_ref": int(ref[2].size), "n_cand": int(cand[2].size), "n_cand_clipped": clipped}
 
 
-def acd(ref_src: Any, ref_dst: Any, ref_t: Any, cand_src: Any, cand_dst: Any, cand_t: Any, *,
-        directed: bool = True, clip_to_reference_window: bool = False) -> dict[str, Any]:
+def acd(ref_src: ArrayLike, ref_dst: ArrayLike, ref_t: ArrayLike, cand_src: ArrayLike, cand_dst: ArrayLike,
+        cand_t: ArrayLike, *, directed: bool = True, clip_to_reference_window: bool = False) -> dict[str, float]:
     """Average count distance ACD(E, E') of TLPCF (Eq. 7): per reference event, how many more or fewer events of
     its pair the candidate has near it.
 
@@ -634,25 +646,28 @@ def acd(ref_src: Any, ref_dst: Any, ref_t: Any, cand_src: Any, cand_dst: Any, ca
             "n_ref": int(ref[2].size), "n_cand": int(cand[2].size), "n_cand_clipped": clipped}
 
 
-def _stream_arg(stream: Any, name: str) -> tuple[Any, Any, Any]:
+def _stream_arg(stream: Mapping[str, ArrayLike] | Sequence[ArrayLike], name: str
+                ) -> tuple[ArrayLike, ArrayLike, ArrayLike]:
     """``(src, dst, t)`` from a mapping with those keys or from a 3-sequence.
 
     Raises:
         ScoreError: if ``stream`` is neither.
     """
-    if hasattr(stream, "keys"):
-        missing = [k for k in ("src", "dst", "t") if k not in stream]
+    if hasattr(stream, "keys"):  # a mapping, or anything with columns by name (a pandas DataFrame)
+        columns = cast("Mapping[str, ArrayLike]", stream)
+        missing = [k for k in ("src", "dst", "t") if k not in columns]
         if missing:
             raise ScoreError(f"{name} lacks column(s) {missing}; pass a mapping with 'src', 'dst' and 't'")
-        return stream["src"], stream["dst"], stream["t"]
+        return columns["src"], columns["dst"], columns["t"]
     if isinstance(stream, (tuple, list)) and len(stream) == 3:
         return stream[0], stream[1], stream[2]
     raise ScoreError(f"{name} must be a mapping with 'src', 'dst', 't' or a (src, dst, t) tuple; got "
                      f"{type(stream).__name__}")
 
 
-def generative_scores(reference: Any, candidate: Any, *, fallback: str = "cap", directed: bool = True,
-                      clip_to_reference_window: bool = False) -> dict[str, Any]:
+def generative_scores(reference: Mapping[str, ArrayLike] | Sequence[ArrayLike],
+                      candidate: Mapping[str, ArrayLike] | Sequence[ArrayLike], *, fallback: str = "cap",
+                      directed: bool = True, clip_to_reference_window: bool = False) -> dict[str, float]:
     """ATD and ACD of a generated event set against the real one, both ways (docs/derived.md, "Generative evaluation").
 
     ``reference`` (E, the real test split) and ``candidate`` (Ê, the predicted events) are mappings with ``src``,

@@ -21,16 +21,19 @@ only ``t < L``). A submission states it (``evaluate(..., mode=)`` or an in-proce
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tgbhub.errors import InvalidNameError
 from tgbhub.evaluate.base import TaskEvaluator, result
 from tgbhub.evaluate.registry import register_evaluator
-from tgbhub.evaluate.submission import ListColumn, SubmissionError, read_submission, unique_ids
+from tgbhub.evaluate.submission import ListColumn, Submission, SubmissionError, read_submission, unique_ids
 from tgbhub.manifest import Manifest
 from tgbhub.tasks.declared import NDCG_MODES, choose_split, read_ndcg_mode
+
+if TYPE_CHECKING:
+    from tgbhub.data import TemporalGraphDataset
 
 TASK_TYPE = "node-property-ndcg"
 #: TGB's cut-off (hard-coded ``k = 10`` in py-tgb's node Evaluator)
@@ -72,7 +75,7 @@ def ndcg_rows(y_true: np.ndarray, y_score: np.ndarray, k: int = DEFAULT_K) -> np
     return out
 
 
-def label_columns(truth: Any, file: str) -> Mapping[str, np.ndarray]:
+def label_columns(truth: TemporalGraphDataset, file: str) -> Mapping[str, np.ndarray]:
     """The verified columns (``t``, ``node``, ``label``) of the labels file ``file``, memory-mapped
     (``truth.artifact(file)``, as a dataset opened by :func:`tgbhub.load_dataset` offers it).
 
@@ -89,7 +92,9 @@ class NodePropertyEvaluator(TaskEvaluator):
     The constructor does no I/O; the labels are read when :meth:`evaluate` runs.
     """
 
-    def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: Any) -> None:
+    truth: TemporalGraphDataset
+
+    def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: TemporalGraphDataset) -> None:
         super().__init__(manifest, task, truth)
         self.k = int(task.get("k", DEFAULT_K))
 
@@ -99,7 +104,8 @@ class NodePropertyEvaluator(TaskEvaluator):
         return ("Replace NaN/inf before writing, e.g. np.nan_to_num(scores, nan=-1e9, posinf=1e9, neginf=-1e9); a "
                 "class score must be a finite number to be ranked")
 
-    def _positions(self, columns: Mapping[str, Any], t: np.ndarray, node: np.ndarray, where: str) -> np.ndarray:
+    def _positions(self, columns: Mapping[str, np.ndarray], t: np.ndarray, node: np.ndarray, where: str
+                   ) -> np.ndarray:
         """Each submission row's label row (0-based within the split), every label row required once.
 
         Raises:
@@ -138,7 +144,7 @@ class NodePropertyEvaluator(TaskEvaluator):
         matrix[positions] = lists.values.reshape(len(positions), width)
         return matrix
 
-    def _mode(self, submission: Any, mode: str | None) -> str:
+    def _mode(self, submission: Submission, mode: str | None) -> str:
         """The label-stream mode the predictions were made under: ``mode``, else the submission's own
         ``ndcg_mode``, else ``"tgb-parity"``.
 
@@ -152,7 +158,7 @@ class NodePropertyEvaluator(TaskEvaluator):
                                   "Grade the predictions under the mode they were made with: drop mode= or match it")
         return read_ndcg_mode(mode if mode is not None else stated)
 
-    def evaluate(self, submission: Any, split: str | None = None, detail: bool = False,
+    def evaluate(self, submission: Submission, split: str | None = None, detail: bool = False,
                  mode: str | None = None) -> dict[str, Any]:
         """NDCG@k of ``submission`` on ``split`` (default: the task's ``report_split``): per label timestamp, the mean
         over its rows, then the mean over label timestamps (``ndcg``).

@@ -12,7 +12,7 @@ paths apply the same checks and give the same ranks.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,9 +20,14 @@ from tgbhub.errors import ScoreError
 from tgbhub.evaluate.base import TaskEvaluator, result
 from tgbhub.evaluate.metrics import DEFAULT_KS, device_ranks, metrics_from_ranks, on_accelerator, ranks
 from tgbhub.evaluate.registry import register_evaluator
-from tgbhub.evaluate.submission import ListColumn, SubmissionError, read_submission, unique_ids
+from tgbhub.evaluate.submission import ListColumn, Submission, SubmissionError, read_submission, unique_ids
 from tgbhub.manifest import Manifest
 from tgbhub.tasks.declared import choose_split
+
+if TYPE_CHECKING:
+    import torch
+
+    from tgbhub.data import TemporalGraphDataset
 
 TASK_TYPE = "one-vs-many-ranking"
 
@@ -35,7 +40,9 @@ class RankingEvaluator(TaskEvaluator):
     The constructor does no I/O; the negatives are read when :meth:`evaluate` runs.
     """
 
-    def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: Any) -> None:
+    truth: TemporalGraphDataset
+
+    def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: TemporalGraphDataset) -> None:
         super().__init__(manifest, task, truth)
         self.ks = tuple(int(k) for k in task.get("ks", DEFAULT_KS))
 
@@ -63,7 +70,8 @@ class RankingEvaluator(TaskEvaluator):
         matrix[row_of, within] = lists.values
         return matrix
 
-    def _on_device(self, submission: Any, count: np.ndarray, q: int) -> tuple[Any, Any, Any] | None:
+    def _on_device(self, submission: Submission, count: np.ndarray, q: int
+                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None] | None:
         """``(pos, neg, row_of_query)`` with the scores in query order on their device, for a mapping submission
         whose ``neg_scores`` is a ``(queries, q)`` floating tensor off the CPU and every query has ``q`` real
         negatives (``row_of_query`` maps a query to its submission row; ``None`` when rows are in query order);
@@ -93,7 +101,7 @@ class RankingEvaluator(TaskEvaluator):
             row_of_query = None
         return pos, neg, row_of_query
 
-    def _device_ranks(self, pos: Any, neg: Any, row_of_query: Any) -> np.ndarray:
+    def _device_ranks(self, pos: torch.Tensor, neg: torch.Tensor, row_of_query: torch.Tensor | None) -> np.ndarray:
         """:func:`device_ranks`, whose pass over the scores also checks them; a NaN/inf is located only on failure.
 
         Raises:
@@ -112,7 +120,7 @@ class RankingEvaluator(TaskEvaluator):
                                           self.non_finite_fix) from None
             raise
 
-    def evaluate(self, submission: Any, split: str | None = None, detail: bool = False) -> dict[str, Any]:
+    def evaluate(self, submission: Submission, split: str | None = None, detail: bool = False) -> dict[str, Any]:
         """MRR and Hits@K (the task's ``ks``) of ``submission`` on ``split`` (default: the task's ``report_split``).
 
         ``detail=True`` adds ``per_query`` ranks (average-tie, float) in query order.

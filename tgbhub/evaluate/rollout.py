@@ -44,7 +44,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -52,11 +52,17 @@ import pyarrow as pa
 from tgbhub.errors import ScoreError, SubmissionError, SubmissionScaleWarning
 from tgbhub.evaluate.base import TaskEvaluator, result
 from tgbhub.evaluate.registry import register_evaluator
-from tgbhub.evaluate.submission import read_submission, unique_ids
+from tgbhub.evaluate.submission import Submission, read_submission, unique_ids
 from tgbhub.manifest import Manifest
 from tgbhub.tasks.declared import choose_split
 
+if TYPE_CHECKING:
+    from tgbhub.data import TrajectoryDataset, Windows
+
 TASK_TYPE = "rollout-forecasting"
+#: teacher-forced forecasts: a file, ``pyarrow.Table`` or mapping in :data:`TEACHER_FORCED_SUBMISSION`'s schema, an
+#: array ``(windows, horizon, 2N)``, or a forecaster called on each batch of context windows
+Forecasts = Submission | np.ndarray | Callable[[np.ndarray], np.ndarray]
 AT_STEPS = (12, 24, 48, 96)
 
 #: the schema of a teacher-forced forecasts file, for tasks whose ``teacher_forced`` block declares none
@@ -179,7 +185,9 @@ class RolloutEvaluator(TaskEvaluator):
     """Grades a rollout-forecasting task. ``truth`` is a trajectory dataset (``trajectories``, ``windows``,
     ``split_ics``, ``num_steps``, ``num_nodes``, ``indicators``); the constructor does no I/O."""
 
-    def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: Any) -> None:
+    truth: TrajectoryDataset
+
+    def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: TrajectoryDataset) -> None:
         super().__init__(manifest, task, truth)
         self.context = int(task["context"])
         self.horizon = int(task["horizon"])
@@ -208,7 +216,7 @@ class RolloutEvaluator(TaskEvaluator):
         return {"window": np.arange(len(self._windows(choose_split(self.manifest, self.task, split))),
                                     dtype=np.int64)}
 
-    def _windows(self, split: str) -> Any:
+    def _windows(self, split: str) -> Windows:
         return self.truth.windows(split, self.context, self.horizon)
 
     def _rollouts(self, columns: Mapping[str, Any], lo: int, hi: int) -> np.ndarray:
@@ -266,14 +274,14 @@ class RolloutEvaluator(TaskEvaluator):
                 "Normalise with the dataset's train statistics before writing: ds.scaler.transform(raw), i.e. "
                 "(raw - ds.scaler.mean) / ds.scaler.std")
 
-    def _forecast_source(self, submission: Any, teacher_forced: Any) -> Any:
+    def _forecast_source(self, submission: Submission, teacher_forced: Forecasts | None) -> Forecasts | None:
         attached = getattr(submission, "forecasts", None)
         if teacher_forced is not None and attached is not None:
             raise SubmissionError("forecasts", None, "is given twice, as teacher_forced= and as submission.forecasts",
                                   "Pass the teacher-forced forecasts one way only")
         return teacher_forced if teacher_forced is not None else attached
 
-    def _forecast_file(self, source: Any, windows: int) -> np.ndarray:
+    def _forecast_file(self, source: Submission, windows: int) -> np.ndarray:
         """A teacher-forced forecasts file (path, Table or mapping) as ``(windows, horizon, 2N)`` float32."""
         width = int(self.manifest.graph["num_nodes"])
         schema = self.task.get("teacher_forced", {}).get("submission", TEACHER_FORCED_SUBMISSION)
@@ -290,18 +298,17 @@ class RolloutEvaluator(TaskEvaluator):
         out[window] = lists.values.reshape(-1, self.horizon, width)
         return out
 
-    def _teacher_forced(self, forecasts: Any, split: str, batch_size: int = 8192) -> dict[str, float]:
+    def _teacher_forced(self, forecasts: Forecasts, split: str, batch_size: int = 8192) -> dict[str, float]:
         windows = self._windows(split)
         if isinstance(forecasts, (str, os.PathLike, pa.Table, Mapping)):
             forecasts = self._forecast_file(forecasts, len(windows))
         tracker = TeacherForced(self.horizon)
-        predict: Callable[[np.ndarray], np.ndarray] | None = forecasts if callable(forecasts) else None
-        if predict is None and np.shape(forecasts)[0] != len(windows):
+        if not callable(forecasts) and np.shape(forecasts)[0] != len(windows):
             raise SubmissionError("forecasts", None, f"has {np.shape(forecasts)[0]} windows, the split has "
                                   f"{len(windows)}", "Forecast every window of dataset.windows(split), in order")
         for lo in range(0, len(windows), batch_size):
             x, y = windows[np.arange(lo, min(lo + batch_size, len(windows)))]
-            predicted = predict(x) if predict is not None else np.asarray(forecasts[lo:lo + batch_size])
+            predicted = forecasts(x) if callable(forecasts) else np.asarray(forecasts[lo:lo + batch_size])
             tracker.add(predicted, y.astype(np.float64), first_window=lo)
         return tracker.metrics(split, tuple(self.task.get("teacher_forced", {}).get("cumulative_horizons", ())))
 
@@ -321,8 +328,8 @@ class RolloutEvaluator(TaskEvaluator):
                 "valid": bool(metrics["valid"]),
                 "scope": "this run; the benchmark's screen uses the seed-mean (tgbhub.evaluate.benchmark)"}
 
-    def evaluate(self, submission: Any, split: str | None = None, detail: bool = False,
-                 teacher_forced: Any = None) -> dict[str, Any]:
+    def evaluate(self, submission: Submission, split: str | None = None, detail: bool = False,
+                 teacher_forced: Forecasts | None = None) -> dict[str, Any]:
         """Grade rollouts (and, when given, teacher-forced forecasts) on ``split``.
 
         ``teacher_forced``: a Parquet path, ``pyarrow.Table`` or mapping in :data:`TEACHER_FORCED_SUBMISSION`'s

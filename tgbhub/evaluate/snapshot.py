@@ -10,16 +10,19 @@ on such a split says so twice: ``skipped_snapshots`` (count, first, last, reason
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tgbhub.evaluate.base import TaskEvaluator, result
 from tgbhub.evaluate.metrics import binary_f1
 from tgbhub.evaluate.registry import register_evaluator
-from tgbhub.evaluate.submission import SubmissionError, read_submission, unique_ids
+from tgbhub.evaluate.submission import Submission, SubmissionError, read_submission, unique_ids
 from tgbhub.manifest import Manifest
 from tgbhub.tasks.declared import candidate_pairs, choose_split, graded_snapshots, pair_index, skipped_snapshots
+
+if TYPE_CHECKING:
+    from tgbhub.data import TemporalGraphDataset
 
 TASK_TYPE = "snapshot-link-prediction"
 
@@ -31,7 +34,9 @@ class SnapshotF1Evaluator(TaskEvaluator):
     The constructor does no I/O; ground truth is read when :meth:`evaluate` runs.
     """
 
-    def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: Any) -> None:
+    truth: TemporalGraphDataset
+
+    def __init__(self, manifest: Manifest, task: Mapping[str, Any], truth: TemporalGraphDataset) -> None:
         super().__init__(manifest, task, truth)
         self.num_nodes = int(manifest.graph["num_nodes"])
 
@@ -113,7 +118,7 @@ class SnapshotF1Evaluator(TaskEvaluator):
         matrix[t[keep][hit] - start, position[hit]] = True
         return matrix
 
-    def evaluate(self, submission: Any, split: str | None = None, detail: bool = False) -> dict[str, Any]:
+    def evaluate(self, submission: Submission, split: str | None = None, detail: bool = False) -> dict[str, Any]:
         """Mean per-snapshot F1 of ``submission`` on ``split`` (default: the task's ``report_split``).
 
         Adds ``f1_change_points`` (mean over snapshots with ``t mod every == 0``) when the task declares

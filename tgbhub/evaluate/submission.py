@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from numpy.typing import ArrayLike
 
 from tgbhub.errors import ManifestError, SubmissionError
 
@@ -38,6 +39,9 @@ from tgbhub.errors import ManifestError, SubmissionError
 GENERIC_NON_FINITE_FIX = "Replace NaN/inf before writing; every value the task grades must be a finite number"
 #: names pandas gives an unnamed index level when it writes it as a column
 _PANDAS_INDEX_NAME = re.compile(r"__index_level_\d+__")
+#: what a submission may be: a Parquet file's path, a ``pyarrow.Table``, or a mapping of column name -> array (a numpy
+#: array, a list, a torch tensor or a ``pyarrow.Array``; a 2-D array is a list column)
+Submission = Union[str, "os.PathLike[str]", pa.Table, Mapping[str, ArrayLike]]
 _INDEX_FIX = ("Write the DataFrame with df.to_parquet(path, index=False), or call df.reset_index(drop=True) first "
               "(pandas stores a non-default index as a column)")
 
@@ -76,7 +80,7 @@ def columns_of(task: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(str(c["name"]), str(c["type"])) for c in schema["columns"]]
 
 
-def _table(source: Any) -> pa.Table:
+def _table(source: Submission) -> pa.Table:
     if isinstance(source, pa.Table):
         return source
     if isinstance(source, Mapping):
@@ -95,14 +99,14 @@ def _table(source: Any) -> pa.Table:
                               "Write it with pyarrow.parquet.write_table or DataFrame.to_parquet") from exc
 
 
-def _arrow(values: Any) -> pa.Array | pa.ChunkedArray:
+def _arrow(values: ArrayLike) -> pa.Array | pa.ChunkedArray:
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
         return values
     plain = _plain(values)
     return plain if isinstance(plain, pa.Array) else pa.array(plain)
 
 
-def _plain(values: Any) -> Any:
+def _plain(values: ArrayLike) -> np.ndarray | list[object] | pa.FixedSizeListArray:
     if hasattr(values, "detach"):
         values = values.detach().cpu().numpy()
     array = np.asarray(values) if not isinstance(values, list) else values
@@ -172,7 +176,7 @@ def _list(name: str, column: pa.ChunkedArray, declared: str, non_finite_fix: str
     return ListColumn(values=values, offsets=offsets)
 
 
-def read_submission(source: Any, task: Mapping[str, Any], *,
+def read_submission(source: Submission, task: Mapping[str, Any], *,
                     non_finite_fix: str | None = GENERIC_NON_FINITE_FIX) -> dict[str, Any]:
     """Read and type-check a submission against ``task``'s declared schema.
 
@@ -218,7 +222,7 @@ def read_submission(source: Any, task: Mapping[str, Any], *,
     return out
 
 
-def unique_ids(name: str, ids: np.ndarray, size: int, describe: Any) -> np.ndarray:
+def unique_ids(name: str, ids: np.ndarray, size: int, describe: Callable[[int], str]) -> np.ndarray:
     """Check that ``ids`` hits every slot of ``range(size)`` exactly once; return ``ids`` (int64).
 
     ``describe(slot)`` renders a slot for messages (e.g. ``"t=352, src=0, dst=1"``).
@@ -246,7 +250,7 @@ def unique_ids(name: str, ids: np.ndarray, size: int, describe: Any) -> np.ndarr
     return ids
 
 
-def write_submission(source: Any, path: str | os.PathLike[str]) -> None:
+def write_submission(source: Submission, path: str | os.PathLike[str]) -> None:
     """Write a submission (mapping of column -> array, or a ``pyarrow.Table``) as Parquet, temp file then rename.
 
     Raises:
@@ -260,7 +264,7 @@ def write_submission(source: Any, path: str | os.PathLike[str]) -> None:
     os.replace(temp, final)
 
 
-def task_for_columns(tasks: Any, names: Any) -> Mapping[str, Any] | None:
+def task_for_columns(tasks: Iterable[Mapping[str, Any]], names: Iterable[object]) -> Mapping[str, Any] | None:
     """The task among ``tasks`` whose submission columns are exactly ``names`` (``None`` if none or several).
 
     An unnamed pandas index column (``__index_level_N__``) is left out of the comparison, as the reader ignores it.

@@ -14,17 +14,20 @@ the per-window table (``window, t_start, t_end, n_pos, auc, ap``), the data behi
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from tgbhub.evaluate.base import TaskEvaluator, result
 from tgbhub.evaluate.metrics import auroc, average_precision, grouped_auroc_ap
 from tgbhub.evaluate.registry import register_evaluator
-from tgbhub.evaluate.submission import SubmissionError, read_submission, unique_ids
+from tgbhub.evaluate.submission import Submission, SubmissionError, read_submission, unique_ids
 from tgbhub.forecasting.windows import events, window_index
 from tgbhub.manifest import plain
 from tgbhub.tasks.declared import choose_split
+
+if TYPE_CHECKING:
+    from tgbhub.data import TemporalGraphDataset
 
 TASK_TYPE = "window-link-forecasting"
 
@@ -37,12 +40,14 @@ class WindowForecastEvaluator(TaskEvaluator):
     The constructor does no I/O; the negatives are read (and built on first use) when :meth:`evaluate` runs.
     """
 
+    truth: TemporalGraphDataset
+
     @property
     def non_finite_fix(self) -> str:
         """A very low score is the honest stand-in for "no idea": it loses to every finite score."""
         return "Replace NaN/inf before writing, e.g. np.nan_to_num(scores, nan=-1e9, posinf=1e9, neginf=-1e9)"
 
-    def _scores(self, columns: Mapping[str, Any], window: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _scores(self, columns: Mapping[str, np.ndarray], window: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Scores in query order, after checking every query is there once, in the window it belongs to."""
         size = len(window)
         query = unique_ids("query", columns["query"], size, lambda i: f"query={i} (window {int(window[i])})")
@@ -61,7 +66,7 @@ class WindowForecastEvaluator(TaskEvaluator):
         neg[query] = columns["neg_score"]
         return pos, neg
 
-    def evaluate(self, submission: Any, split: str | None = None, detail: bool = False) -> dict[str, Any]:
+    def evaluate(self, submission: Submission, split: str | None = None, detail: bool = False) -> dict[str, Any]:
         """Per-window AUC/AP of ``submission`` on ``split`` (default: the task's ``report_split``), averaged.
 
         Raises:
@@ -70,7 +75,8 @@ class WindowForecastEvaluator(TaskEvaluator):
             InvalidNameError: for an unknown split or one without negatives.
         """
         name = choose_split(self.manifest, self.task, split)
-        negatives = self.truth.window_negatives(name, task=self.task.get("name"))
+        # a window task is declared by a task document, which always names it
+        negatives = self.truth.window_negatives(name, task=cast(str, self.task.get("name")))
         window = np.asarray(negatives.window, dtype=np.int64)
         columns = read_submission(submission, self.task, non_finite_fix=self.non_finite_fix)
         pos, neg = self._scores(columns, window)

@@ -20,13 +20,16 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from tgbhub.errors import InvalidNameError, MissingExtraError
 from tgbhub.forecasting.windows import (
     DEFAULT_BATCH_SIZE,
+    Described,
+    EventDataset,
     Events,
     WindowIndex,
     check_horizon,
@@ -35,6 +38,9 @@ from tgbhub.forecasting.windows import (
     window_index,
 )
 from tgbhub.manifest import require_kind
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 #: batch sizes Table 2's "max over b" is taken over by default (plus the chosen b and the mean ``|E_t|``)
 DEFAULT_BATCH_GRID = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000)
@@ -49,7 +55,7 @@ _ALL = "<all>"
 # --- normalised mutual information --------------------------------------------------------------------------------
 
 
-def nmi(x: Any, y: Any) -> float:
+def nmi(x: ArrayLike, y: ArrayLike) -> float:
     """Normalised mutual information of two labellings, ``I(X,Y) / (½(H(X)+H(Y)))`` in natural logs.
 
     Exactly scikit-learn's ``normalized_mutual_info_score(x, y)`` (arithmetic normalisation, empirical
@@ -65,7 +71,7 @@ def nmi(x: Any, y: Any) -> float:
     return _nmi_codes(*_codes(x), *_codes(y))
 
 
-def _labels(values: Any, name: str) -> np.ndarray:
+def _labels(values: ArrayLike, name: str) -> np.ndarray:
     array = np.asarray(values)
     if array.ndim != 1:
         raise InvalidNameError(f"{name} has shape {array.shape}; pass a one-dimensional array, one label per event")
@@ -82,7 +88,7 @@ def _codes(values: np.ndarray) -> tuple[np.ndarray, int]:
     return inverse.reshape(-1).astype(np.int64, copy=False), len(uniq)
 
 
-def mutual_info(x: Any, y: Any) -> float:
+def mutual_info(x: ArrayLike, y: ArrayLike) -> float:
     """``I(X,Y) = Σ p(x,y) ln(p(x,y) / (p(x)p(y)))`` in nats over the empirical frequencies (scikit-learn's
     ``mutual_info_score``).
 
@@ -95,7 +101,7 @@ def mutual_info(x: Any, y: Any) -> float:
     return _mi_codes(*_codes(x), *_codes(y))
 
 
-def entropy(labels: Any) -> float:
+def entropy(labels: ArrayLike) -> float:
     """``H(X) = -Σ p(x) ln p(x)`` in nats over the empirical frequencies (0 for a constant labelling; 1.0 for an
     empty one, as scikit-learn's ``entropy``).
 
@@ -146,7 +152,7 @@ def _entropy(counts: np.ndarray) -> float:
 # --- timestamps -----------------------------------------------------------------------------------------------------
 
 
-def timestamp_multiplicity(t: Any) -> dict[str, Any]:
+def timestamp_multiplicity(t: ArrayLike) -> dict[str, float]:
     """``|E_t|``, the number of events per distinct timestamp (Table 1): ``distinct`` timestamps, ``mean`` and
     ``std`` over them, ``max``. Leakage is possible wherever ``|E_t| > b``.
 
@@ -158,7 +164,7 @@ def timestamp_multiplicity(t: Any) -> dict[str, Any]:
             "max": int(counts.max())}
 
 
-def temporal_density(t: Any) -> float:
+def temporal_density(t: ArrayLike) -> float:
     """``T/m``: the time the events span (last minus first time) divided by their number (Table 1), i.e. the
     expected time per event; ``b * T/m`` is the expected duration of a batch of ``b``.
 
@@ -169,14 +175,14 @@ def temporal_density(t: Any) -> float:
     return float(t.max() - t.min()) / len(t)
 
 
-def _nonempty(t: Any, name: str) -> np.ndarray:
+def _nonempty(t: ArrayLike, name: str) -> np.ndarray:
     array = _labels(t, name)
     if len(array) == 0:
         raise InvalidNameError(f"{name} holds no events; pass the times of a non-empty event list or split")
     return array
 
 
-def _sorted_times(t: Any) -> np.ndarray:
+def _sorted_times(t: ArrayLike) -> np.ndarray:
     array = _nonempty(t, "t")
     if array.dtype.kind not in "iuf":
         raise InvalidNameError(f"t has dtype {array.dtype}; pass numeric event times, e.g. events(dataset).t")
@@ -189,7 +195,7 @@ def _sorted_times(t: Any) -> np.ndarray:
     return array
 
 
-def _batch_size(b: Any) -> int:
+def _batch_size(b: object) -> int:
     if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1:
         raise InvalidNameError(f"batch size {b!r} is not a positive integer; pass e.g. b=200")
     return int(b)
@@ -198,7 +204,7 @@ def _batch_size(b: Any) -> int:
 # --- batches --------------------------------------------------------------------------------------------------------
 
 
-def batch_measures(t: Any, b: int) -> dict[str, Any]:
+def batch_measures(t: ArrayLike, b: int) -> dict[str, float | None]:
     """Information loss, leakage and duration measures of cutting the time-sorted times ``t`` into batches of
     ``b`` consecutive events (the last may be shorter):
 
@@ -246,7 +252,7 @@ def _spread(prefix: str, values: np.ndarray) -> dict[str, float | None]:
 # --- windows --------------------------------------------------------------------------------------------------------
 
 
-def window_ids(windows: WindowIndex | Any, m: int) -> tuple[np.ndarray, np.ndarray]:
+def window_ids(windows: WindowIndex | ArrayLike, m: int) -> tuple[np.ndarray, np.ndarray]:
     """The window id of each of ``m`` events, and the size of every window (empty ones included).
 
     ``windows`` is a :class:`WindowIndex` of the events' split (ids ``0..len-1``) or one integer window id per
@@ -275,7 +281,7 @@ def window_ids(windows: WindowIndex | Any, m: int) -> tuple[np.ndarray, np.ndarr
     return ids, np.bincount(ids)
 
 
-def window_measures(t: Any, windows: WindowIndex | Any) -> dict[str, Any]:
+def window_measures(t: ArrayLike, windows: WindowIndex | ArrayLike) -> dict[str, float | None]:
     """Measures of the windows holding the events with times ``t`` (the paper's Table 3 and Figs. 12-13):
     ``nmi_time_window`` (NMI(timestamp, window id); 1 when each window is one distinct timestamp), the number of
     ``windows`` and of ``empty_windows``, events per window ``size_mean``/``size_std``/``window_size_cv`` over all
@@ -295,7 +301,7 @@ def window_measures(t: Any, windows: WindowIndex | Any) -> dict[str, Any]:
             "size_std_nonempty": float(filled.std()), "size_max": int(filled.max())}
 
 
-def nmi_batch_window(t_split: Any, b: int, windows: WindowIndex | Any) -> float:
+def nmi_batch_window(t_split: ArrayLike, b: int, windows: WindowIndex | ArrayLike) -> float:
     """NMI(batch id, window id) over the time-sorted events ``t_split`` of one split (Table 3; the paper uses
     ``b=200`` and the test split): how differently the two protocols chunk the same events.
 
@@ -312,8 +318,8 @@ def nmi_batch_window(t_split: Any, b: int, windows: WindowIndex | Any) -> float:
 # --- the report of one dataset --------------------------------------------------------------------------------------
 
 
-def report(dataset: Any, batch_size: int = DEFAULT_BATCH_SIZE, horizon: Any = None, split: str = "test",
-           batch_grid: Sequence[int] | None = None) -> dict[str, Any]:
+def report(dataset: Described, batch_size: int = DEFAULT_BATCH_SIZE, horizon: float | None = None,
+           split: str = "test", batch_grid: Sequence[int] | None = None) -> dict[str, Any]:
     """Every diagnostic of one dataset as a JSON-ready dict (plain ints, floats, lists, ``None``; no NaN).
 
     * ``all``: over the whole event list: ``multiplicity`` (``|E_t|``), ``temporal_density`` (``T/m``),
@@ -334,10 +340,11 @@ def report(dataset: Any, batch_size: int = DEFAULT_BATCH_SIZE, horizon: Any = No
         UnsupportedTaskError: if ``dataset`` is not a temporal graph.
     """
     require_kind(dataset.manifest, "temporal-graph", "forecast-stats")
-    ev = events(dataset)
+    graph = cast(EventDataset, dataset)  # a temporal graph: checked just above
+    ev = events(graph)
     batch_size = _batch_size(batch_size)
     t_all = _sorted_times(ev.t)
-    chosen = _choose_horizon(dataset, ev, batch_size, horizon)
+    chosen = _choose_horizon(graph, ev, batch_size, horizon)
     lo, hi = ev.range(split)
     if hi == lo:
         raise InvalidNameError(f"split {split!r} of {dataset.manifest.name} holds no events; pick another split "
@@ -362,7 +369,7 @@ def report(dataset: Any, batch_size: int = DEFAULT_BATCH_SIZE, horizon: Any = No
             "series": _series(t_all, t_split, batch_size, split_windows)}
 
 
-def _choose_horizon(dataset: Any, ev: Events, batch_size: int, horizon: Any) -> dict[str, Any]:
+def _choose_horizon(dataset: EventDataset, ev: Events, batch_size: int, horizon: float | None) -> dict[str, Any]:
     """``{"value", "source"}``: the argument, else the forecasting task's declared horizon, else the suggestion."""
     if horizon is not None:
         return {"value": _plain(check_horizon(horizon, ev.time)), "source": "argument"}
@@ -388,7 +395,7 @@ def _grid(batch_grid: Sequence[int] | None, batch_size: int, mean_multiplicity: 
     return sorted({b for b in sizes if b <= m} | {batch_size})
 
 
-def _nmi_curve(t: np.ndarray, grid: Sequence[int]) -> list[dict[str, Any]]:
+def _nmi_curve(t: np.ndarray, grid: Sequence[int]) -> list[dict[str, float]]:
     """NMI(t, batch id) for each batch size of ``grid`` (``t`` sorted: its codes are a running count)."""
     new_time = np.ones(len(t), dtype=bool)
     new_time[1:] = t[1:] != t[:-1]
@@ -413,7 +420,7 @@ def _series(t_all: np.ndarray, t_split: np.ndarray, b: int, windows: WindowIndex
             "batch_durations": _plain(durations[::batch_step])}
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> Any:
     """Numpy arrays and scalars as Python lists and numbers; non-finite floats as ``None``."""
     if isinstance(value, np.ndarray):
         return [_plain(v) for v in value.tolist()]
@@ -427,7 +434,7 @@ def _plain(value: Any) -> Any:
 # --- presentation ---------------------------------------------------------------------------------------------------
 
 
-def _fmt(value: Any, digits: int = 4) -> str:
+def _fmt(value: object, digits: int = 4) -> str:
     if value is None:
         return "n/a"
     if isinstance(value, float):
@@ -553,7 +560,7 @@ def plot_report(result: Mapping[str, Any], path: str | os.PathLike[str]) -> Path
     return target
 
 
-def _plot_nmi(axis: Any, result: Mapping[str, Any]) -> None:
+def _plot_nmi(axis: Axes, result: Mapping[str, Any]) -> None:
     curve = result["all"]["nmi_time_batch"]
     axis.plot([p["batch_size"] for p in curve], [p["nmi"] for p in curve], marker="o", ms=3, label="batches")
     axis.axvline(result["batch_size"], color="tab:red", ls="--", lw=1, label=f"b={result['batch_size']}")
@@ -565,7 +572,7 @@ def _plot_nmi(axis: Any, result: Mapping[str, Any]) -> None:
     axis.legend(fontsize=8)
 
 
-def _plot_sizes(axis: Any, result: Mapping[str, Any]) -> None:
+def _plot_sizes(axis: Axes, result: Mapping[str, Any]) -> None:
     series = result["series"]
     axis.step(series["window_t_start"], series["window_sizes"], where="post", lw=1, label="events per window")
     axis.axhline(result["batch_size"], color="tab:red", ls="--", lw=1, label="events per batch")
@@ -574,7 +581,7 @@ def _plot_sizes(axis: Any, result: Mapping[str, Any]) -> None:
     axis.legend(fontsize=8)
 
 
-def _plot_multiplicity(axis: Any, result: Mapping[str, Any]) -> None:
+def _plot_multiplicity(axis: Axes, result: Mapping[str, Any]) -> None:
     series = result["series"]
     bins = series["multiplicity_bins"]
     axis.bar(bins[:-1], series["multiplicity_counts"], width=np.diff(bins), align="edge", edgecolor="white")
@@ -584,7 +591,7 @@ def _plot_multiplicity(axis: Any, result: Mapping[str, Any]) -> None:
     axis.legend(fontsize=8)
 
 
-def _plot_durations(axis: Any, result: Mapping[str, Any]) -> None:
+def _plot_durations(axis: Axes, result: Mapping[str, Any]) -> None:
     series = result["series"]
     axis.plot(series["batch_t_start"], series["batch_durations"], ".", ms=3, label="batch durations")
     axis.axhline(result["horizon"]["value"], color="tab:green", lw=1, label="window length h")

@@ -24,19 +24,44 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, Union
 
 import numpy as np
 
 from tgbhub.errors import InvalidNameError, ManifestError, MissingExtraError
-from tgbhub.forecasting.windows import check_horizon
+from tgbhub.forecasting.windows import EventDataset, EventRows, check_horizon
+
+if TYPE_CHECKING:
+    import torch
+    from torch_geometric.data import Data, TemporalData
+
+#: what a :class:`SnapshotWindows` cuts: a PyG ``Data`` with an edge-level ``time``, or a ``TemporalData``
+Graph = Union["Data", "TemporalData"]
+_T = TypeVar("_T")
+
+
+class GraphDataset(EventDataset, Protocol):
+    """What :func:`to_temporal_data` reads of a temporal-graph dataset (:class:`tgbhub.data.TemporalGraphDataset`
+    is one; this layer cannot import it): its rows, a split's rows, its name and its splits as row ranges."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def splits(self) -> Mapping[str, tuple[int, int]]: ...
+
+    def split(self, name: str) -> EventRows: ...
 
 #: DataLoader arguments the SnapshotLoader fixes itself: one snapshot per window, in time order
 _FIXED_LOADER_ARGS = ("batch_size", "shuffle", "sampler", "batch_sampler", "collate_fn", "drop_last", "in_order")
 
 
-def _require_pyg(needed_for: str) -> tuple[Any, Any]:
+def _require_pyg(needed_for: str) -> tuple[ModuleType, ModuleType]:
     """``(torch, torch_geometric)``, imported now.
 
     Raises:
@@ -55,7 +80,7 @@ def _require_pyg(needed_for: str) -> tuple[Any, Any]:
     return torch, torch_geometric
 
 
-def to_temporal_data(dataset: Any, split: str | None = None) -> Any:
+def to_temporal_data(dataset: GraphDataset, split: str | None = None) -> TemporalData:
     """The events of ``dataset`` (or of one split) as a ``torch_geometric.data.TemporalData``, in stored row order.
 
     ``src`` and ``dst`` are int64; ``t`` keeps the dataset's time type: int64 snapshot indices (discrete time) or
@@ -72,7 +97,7 @@ def to_temporal_data(dataset: Any, split: str | None = None) -> Any:
         ManifestError: if the manifest declares edge features this function cannot build.
     """
     torch, pyg = _require_pyg("to_temporal_data")
-    rows = dataset if split is None else dataset.split(split)
+    rows: EventRows = dataset if split is None else dataset.split(split)
     t = np.asarray(rows.t)
     if not (np.issubdtype(t.dtype, np.integer) or np.issubdtype(t.dtype, np.floating)):
         raise ManifestError(f"{dataset.name}@{dataset.version}: timestamps have dtype {t.dtype}; expected integer "
@@ -86,7 +111,7 @@ def to_temporal_data(dataset: Any, split: str | None = None) -> Any:
     return pyg.data.TemporalData(src=columns["src"], dst=columns["dst"], t=columns["t"], msg=msg)
 
 
-def _edge_features(dataset: Any, split: str | None, n: int, torch: Any) -> Any:
+def _edge_features(dataset: GraphDataset, split: str | None, n: int, torch: ModuleType) -> torch.Tensor:
     """The ``[n, d]`` edge-feature tensor: ones for ``constant-1`` (T-GRAB), else the dataset's ``edge_feat`` column
     (an imported TGB dataset's features, as a float32 copy: what PyG's models take) for the rows of ``split``.
 
@@ -117,7 +142,7 @@ class SnapshotWindows:
     ``[bounds[i], bounds[i+1])``), ``lo`` (``len + 1`` edge offsets).
     """
 
-    def __init__(self, data: Any, horizon: Any) -> None:
+    def __init__(self, data: Graph, horizon: float) -> None:
         """Raises:
             MissingExtraError: if torch or torch_geometric is not installed.
             InvalidNameError: if ``data`` is neither a ``Data`` with an edge-level ``time`` nor a ``TemporalData``
@@ -142,7 +167,7 @@ class SnapshotWindows:
     def __len__(self) -> int:
         return len(self.bounds) - 1
 
-    def __getitem__(self, i: int) -> Any:
+    def __getitem__(self, i: int) -> Graph:
         """The snapshot of window ``i`` (``0 <= i < len``); an empty window gives a snapshot with no edges.
 
         Raises:
@@ -157,7 +182,7 @@ class SnapshotWindows:
         return out
 
 
-def _take(data: Any, keys: Sequence[tuple[str, int]], index: Any) -> Any:
+def _take(data: Graph, keys: Sequence[tuple[str, int]], index: torch.Tensor) -> Graph:
     """A shallow copy of ``data`` with every edge-level attribute in ``keys`` cut to ``index`` (int64 tensor)."""
     from torch_geometric.utils import select
 
@@ -169,17 +194,17 @@ def _take(data: Any, keys: Sequence[tuple[str, int]], index: Any) -> Any:
     return out
 
 
-def _as_index(index: np.ndarray, device: Any) -> Any:
+def _as_index(index: np.ndarray, device: torch.device) -> torch.Tensor:
     import torch
 
     return torch.from_numpy(index.astype(np.int64)).to(device)
 
 
-def _is_temporal(data: Any, pyg: Any) -> bool:
+def _is_temporal(data: object, pyg: ModuleType) -> bool:
     return isinstance(data, pyg.data.TemporalData)
 
 
-def _edge_keys(data: Any, torch: Any, pyg: Any) -> tuple[str, list[tuple[str, int]]]:
+def _edge_keys(data: Graph, torch: ModuleType, pyg: ModuleType) -> tuple[str, list[tuple[str, int]]]:
     """``(time attribute, [(edge-level key, the dimension edges run along)])`` of ``data``.
 
     ``TemporalData``: every attribute with one row per event (the rule of ``TemporalData.index_select``).
@@ -209,7 +234,7 @@ def _edge_keys(data: Any, torch: Any, pyg: Any) -> tuple[str, list[tuple[str, in
     return attr, keys
 
 
-def _rows(value: Any) -> int:
+def _rows(value: object) -> int:
     """The length of the first dimension of a tensor/array/list attribute, or -2 for anything else."""
     if hasattr(value, "shape") and len(value.shape) > 0:
         return int(value.shape[0])
@@ -218,7 +243,7 @@ def _rows(value: Any) -> int:
     return -2
 
 
-def _windows(time: np.ndarray, horizon: float | int) -> tuple[Any, np.ndarray, np.ndarray]:
+def _windows(time: np.ndarray, horizon: float | int) -> tuple[int, np.ndarray, np.ndarray]:
     """``(t0, bounds, lo)`` of the sorted times ``time`` (see :class:`SnapshotWindows`); no windows if no edges."""
     if len(time) == 0:
         return 0, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
@@ -229,7 +254,7 @@ def _windows(time: np.ndarray, horizon: float | int) -> tuple[Any, np.ndarray, n
     return t0, bounds, lo
 
 
-def _identity(item: Any) -> Any:
+def _identity(item: _T) -> _T:
     return item
 
 
@@ -259,7 +284,7 @@ def _define_snapshot_loader(torch: Any) -> type:
                 positive number (a whole number for integer times), or a fixed DataLoader argument.
         """
 
-        def __init__(self, data: Any, horizon: Any, **kwargs: Any) -> None:
+        def __init__(self, data: Graph, horizon: float, **kwargs: Any) -> None:
             fixed = sorted(set(kwargs) & set(_FIXED_LOADER_ARGS))
             if fixed:
                 raise InvalidNameError(f"SnapshotLoader sets {', '.join(fixed)} itself (one snapshot per window, in "

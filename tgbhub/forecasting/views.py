@@ -11,14 +11,30 @@ tensors on ``device`` (moved once per view, then sliced on the device: no per-wi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, Union
 
 import numpy as np
 
 from tgbhub.errors import MissingExtraError
-from tgbhub.forecasting.windows import DEFAULT_BATCH_SIZE, Events, WindowIndex, batch_index, events, window_index
+from tgbhub.forecasting.windows import (
+    DEFAULT_BATCH_SIZE,
+    EventDataset,
+    Events,
+    WindowIndex,
+    batch_index,
+    events,
+    window_index,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+#: a column of a window: a numpy array, or a torch tensor on the view's ``device``
+Column = Union[np.ndarray, "torch.Tensor"]
+#: where a view's tensors go: a torch device or its name (``"cuda"``, ``"cuda:1"``), or an ordinal
+Device = Union[str, int, "torch.device"]
 
 WINDOW_TASK = "window-forecast"
 
@@ -37,18 +53,35 @@ class Window:
     t_start: float
     t_end: float
     history_end: int
-    query: Any
-    t: Any
-    src: Any
-    dst: Any
-    neg_src: Any = None
-    neg_dst: Any = None
+    query: Column
+    t: Column
+    src: Column
+    dst: Column
+    neg_src: Column | None = None
+    neg_dst: Column | None = None
 
     def __len__(self) -> int:
         return len(self.query)
 
 
-def task_horizon(dataset: Any, task: str = WINDOW_TASK) -> float | None:
+class PairedNegatives(Protocol):
+    """One negative pair per scored event of a split (:class:`tgbhub.data.WindowNegatives` is one)."""
+
+    @property
+    def neg_src(self) -> np.ndarray: ...
+
+    @property
+    def neg_dst(self) -> np.ndarray: ...
+
+
+class WindowedDataset(EventDataset, Protocol):
+    """What :func:`windows` reads of a dataset: its events, manifest and a task's per-window negatives
+    (:class:`tgbhub.data.TemporalGraphDataset` is one; this layer cannot import it)."""
+
+    def window_negatives(self, split: str, task: str = ...) -> PairedNegatives: ...
+
+
+def task_horizon(dataset: EventDataset, task: str = WINDOW_TASK) -> float | None:
     """The horizon the dataset's window-forecasting task declares, ``None`` if it declares no such task."""
     for declared in dataset.manifest.tasks:
         if declared.get("name") == task:
@@ -56,7 +89,8 @@ def task_horizon(dataset: Any, task: str = WINDOW_TASK) -> float | None:
     return None
 
 
-def _arrays(ev: Events, lo: int, hi: int, negatives: Any, device: Any) -> dict[str, Any]:
+def _arrays(ev: Events, lo: int, hi: int, negatives: PairedNegatives | None, device: Device | None
+            ) -> Mapping[str, Column]:
     columns = {"query": np.arange(hi - lo, dtype=np.int64), "t": ev.t[lo:hi], "src": ev.src[lo:hi],
                "dst": ev.dst[lo:hi]}
     if negatives is not None:
@@ -72,7 +106,8 @@ def _arrays(ev: Events, lo: int, hi: int, negatives: Any, device: Any) -> dict[s
                                             else np.int64)).to(target) for name, values in columns.items()}
 
 
-def _iterate(ev: Events, index: WindowIndex, negatives: Any, device: Any, skip_empty: bool) -> Iterator[Window]:
+def _iterate(ev: Events, index: WindowIndex, negatives: PairedNegatives | None, device: Device | None,
+             skip_empty: bool) -> Iterator[Window]:
     lo, hi = ev.range(index.split)
     arrays = _arrays(ev, lo, hi, negatives, device)
     for w in range(len(index)):
@@ -84,8 +119,8 @@ def _iterate(ev: Events, index: WindowIndex, negatives: Any, device: Any, skip_e
                      **part)
 
 
-def windows(dataset: Any, split: str, horizon: float | None = None, *, skip_empty: bool = True,
-            negatives: bool = False, device: Any = None, task: str = WINDOW_TASK) -> Iterator[Window]:
+def windows(dataset: WindowedDataset, split: str, horizon: float | None = None, *, skip_empty: bool = True,
+            negatives: bool = False, device: Device | None = None, task: str = WINDOW_TASK) -> Iterator[Window]:
     """Yield the windows of ``split`` in time order.
 
     ``horizon`` defaults to the one the dataset's window-forecasting ``task`` declares (one snapshot for T-GRAB),
@@ -114,8 +149,8 @@ def windows(dataset: Any, split: str, horizon: float | None = None, *, skip_empt
     return _iterate(ev, window_index(ev, split, chosen), pairs, device, skip_empty)
 
 
-def batches(dataset: Any, split: str, batch_size: int = DEFAULT_BATCH_SIZE, *,
-            device: Any = None) -> Iterator[Window]:
+def batches(dataset: EventDataset, split: str, batch_size: int = DEFAULT_BATCH_SIZE, *,
+            device: Device | None = None) -> Iterator[Window]:
     """Yield ``split`` in consecutive batches of ``batch_size`` events (the last may be shorter): the legacy
     protocol, for comparison with :func:`windows`. A batch's ``history_end`` is its first event's position, so a
     model updated batch by batch sees earlier events of the same timestamp (the leakage the paper measures).

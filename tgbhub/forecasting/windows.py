@@ -28,11 +28,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, TypedDict
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from tgbhub.errors import InvalidNameError
+from tgbhub.manifest import Manifest
 
 #: the batch size the paper's "matched" horizons are derived from (DyGLib's default)
 DEFAULT_BATCH_SIZE = 200
@@ -40,6 +42,33 @@ DEFAULT_BATCH_SIZE = 200
 _NICE_SECONDS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 5400, 7200, 10800, 14400, 21600,
                  28800, 43200, 57600, 86400, 172800, 259200, 345600, 432000, 604800, 1209600, 2592000, 7776000,
                  15552000, 31536000)
+
+
+class EventRows(Protocol):
+    """Rows of events sorted by time: ``t``, ``src`` and ``dst`` of one length (a dataset, or one split of it)."""
+
+    @property
+    def t(self) -> np.ndarray: ...
+
+    @property
+    def src(self) -> np.ndarray: ...
+
+    @property
+    def dst(self) -> np.ndarray: ...
+
+
+class Described(Protocol):
+    """A dataset of any kind, seen through its manifest (:mod:`tgbhub.data`'s dataset objects are ones)."""
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+
+class EventDataset(EventRows, Described, Protocol):
+    """What :func:`events` reads of a temporal-graph dataset: its rows and its manifest.
+
+    :class:`tgbhub.data.TemporalGraphDataset` is one; this layer cannot import it (the data layer sits above it).
+    """
 
 
 @dataclass(frozen=True)
@@ -82,12 +111,12 @@ class Events:
         return pair_code(self.src, self.dst, self.num_nodes)
 
 
-def pair_code(src: Any, dst: Any, num_nodes: int) -> np.ndarray:
+def pair_code(src: ArrayLike, dst: ArrayLike, num_nodes: int) -> np.ndarray:
     """``src * num_nodes + dst`` as int64, the key every pair lookup of this package uses."""
     return np.asarray(src, dtype=np.int64) * int(num_nodes) + np.asarray(dst, dtype=np.int64)
 
 
-def events(dataset: Any) -> Events:
+def events(dataset: EventDataset) -> Events:
     """The scored events of a temporal-graph dataset (see the module docstring).
 
     Reads ``dataset.t/src/dst``, ``manifest.graph`` (``symmetric``, ``num_nodes``), ``manifest.splits`` and
@@ -153,7 +182,7 @@ class WindowIndex:
                 "lo": self.lo, "hi": self.hi, "n": self.sizes}
 
 
-def check_horizon(horizon: Any, time: str) -> float | int:
+def check_horizon(horizon: float, time: str) -> float | int:
     """``horizon`` as a positive number (an int for snapshot time).
 
     Raises:
@@ -175,7 +204,7 @@ def check_horizon(horizon: Any, time: str) -> float | int:
     return value
 
 
-def window_index(ev: Events, split: str, horizon: Any) -> WindowIndex:
+def window_index(ev: Events, split: str, horizon: float) -> WindowIndex:
     """The windows of ``split`` for ``horizon`` (see the module docstring for the convention).
 
     Raises:
@@ -226,7 +255,15 @@ def nice_duration(seconds: float) -> int:
     return min(_NICE_SECONDS, key=lambda nice: abs(math.log(nice) - math.log(max(seconds, 1e-9))))
 
 
-def suggest_horizon(ev: Events, batch_size: int = DEFAULT_BATCH_SIZE) -> dict[str, Any]:
+class SuggestedHorizon(TypedDict):
+    """A task's horizon block as :func:`suggest_horizon` picks it (JSON: it goes into task documents)."""
+
+    value: int
+    unit: str
+    rule: str
+
+
+def suggest_horizon(ev: Events, batch_size: int = DEFAULT_BATCH_SIZE) -> SuggestedHorizon:
     """The horizon the paper would pick (docs/forecasting.md, "Horizon"): one snapshot for discrete time (and for
     float times counted in snapshots, e.g. a distorted variant of a snapshot dataset); for continuous time the
     "matched" ``nice(b * T / m)`` (windows holding about ``b`` events on average over the whole dataset).

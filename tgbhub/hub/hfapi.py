@@ -7,11 +7,14 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tgbhub.errors import PublishError, TgbhubError
 from tgbhub.hub.layout import Published, RepoFile, RepoPlan
 from tgbhub.hub.release import apply
+
+if TYPE_CHECKING:
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 
 
 class HfTarget:
@@ -84,7 +87,7 @@ def _refused(endpoint: str, what: str, exc: Exception) -> PublishError:
 class _HfSession:
     """A :class:`~tgbhub.hub.release.RepoSession` over one dataset repo on a Hub."""
 
-    def __init__(self, api: Any, repo_id: str, location: str, scratch: Path) -> None:
+    def __init__(self, api: HfApi, repo_id: str, location: str, scratch: Path) -> None:
         self._api = api
         self._repo_id = repo_id
         self._scratch = scratch
@@ -112,7 +115,7 @@ class _HfSession:
     def commit(self, parent: str | None, files: Sequence[RepoFile], deleted: Sequence[str], message: str) -> str:
         from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
-        operations: list[Any] = [
+        operations: list[CommitOperationAdd | CommitOperationDelete] = [
             CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=f.data if f.data is not None else str(f.local))
             for f in files]
         operations += [CommitOperationDelete(path_in_repo=path) for path in deleted]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,12 +38,15 @@ from tgbhub.local.gateway import (
 from tgbhub.manifest import Manifest
 from tgbhub.registry import Registry, parse_reference
 
+if TYPE_CHECKING:
+    from tgbhub.local.gateway import Distances
+
 
 def variant_on_request(text: str, version: str | None, registry: Registry, root: Path,
                        opener: Callable[[Manifest], tuple[TemporalGraphDataset | TrajectoryDataset, CacheEntry]],
                        not_found: DatasetNotFoundError,
                        fetch_published: Callable[[str, str], bytes | None] | None = None,
-                       distances: Callable[..., dict[str, Any]] | None = None) -> tuple[Manifest, bool]:
+                       distances: Distances | None = None) -> tuple[Manifest, bool]:
     """The manifest of the variant ``text`` names, building it (into the cache under ``root``) on first request;
     and whether this call built it.
 

@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from tgbhub.cache import Fetched, entry_lock, install_locked, stored_manifest_path, write_text_atomic
 from tgbhub.errors import GenerationError, IntegrityError, SourceWarning
@@ -23,12 +23,59 @@ from tgbhub.manifest import Manifest, Recipe, parse_manifest, read_manifest
 if TYPE_CHECKING:  # for annotations only: generator code loads on use, numba kernels with it
     import numpy as np
 
-    from tgbhub.tasks.specs import TaskSpec
+    from generators.families import Distances
+    from generators.importers import Converted, Release
+    from tgbhub.tasks.specs import TaskArtifactsBuilder, TaskSpec
 
 #: ``build(staging)`` of a dataset built on request: write its files into ``staging`` and return its manifest
 #: document (the generator's, byte for byte what a catalogue would ship) and what it wrote
 OnRequest = Callable[[Path], tuple[dict[str, Any], Fetched]]
 T = TypeVar("T")
+
+
+class CatalogueEntry(Protocol):
+    """An importer's catalogue entry, as the library reads it: the dataset's name in the benchmark; the rest is the
+    importer's (handed back to its own ``card``, ``release``, ``version`` and ``convert``)."""
+
+    @property
+    def name(self) -> str: ...
+
+
+class ImporterPlugin(Protocol):
+    """What the library uses of a registered importer (:class:`generators.importers.Importer`): its ``name``,
+    ``family`` and ``summary``, its catalogue (``names()``, ``entry(name)``, ``card(entry)``), where an entry's
+    release lives and the version an import gets, and ``convert(entry, release_path, release_sha256,
+    expected_stats, folder[, progress=])``."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def family(self) -> str: ...
+
+    @property
+    def summary(self) -> str: ...
+
+    @property
+    def names(self) -> Callable[[], list[str]]: ...
+
+    @property
+    def entry(self) -> Callable[[str], CatalogueEntry]: ...
+
+    @property
+    def card(self) -> Callable[[CatalogueEntry], dict[str, Any]]: ...
+
+    @property
+    def release(self) -> Callable[[CatalogueEntry], Release]: ...
+
+    @property
+    def version(self) -> Callable[[CatalogueEntry], str]: ...
+
+    @property
+    def convert(self) -> Callable[..., Converted]: ...
+
+    @property
+    def reports_progress(self) -> bool: ...
 
 
 def _as_manifest(document: dict[str, Any]) -> tuple[Manifest, Manifest]:
@@ -250,7 +297,7 @@ def transform_cards() -> list[dict[str, Any]]:
 
 
 def variant_builder(open_parent: Callable[[], Parent], kind: str, params: Mapping[str, Any], seed: int,
-                    distances: Callable[..., dict[str, Any]]) -> OnRequest:
+                    distances: Distances) -> OnRequest:
     """The on-request build of one variant of the verified parent ``open_parent()`` returns (opened only when the
     variant is built, not when it is found): its files and the manifest the catalogue's own code would write (see
     :func:`build_and_install`); ``distances`` is the evaluator's ATD/ACD the manifest records, handed over by the
@@ -276,7 +323,8 @@ def variant_builder(open_parent: Callable[[], Parent], kind: str, params: Mappin
     return build
 
 
-def task_artifacts(spec: Any, generator: str | None = None, version: str | None = None) -> Any:
+def task_artifacts(spec: TaskSpec | None, generator: str | None = None,
+                   version: str | None = None) -> TaskArtifactsBuilder:
     """The builder of a task's artifacts: the task plug-in's own (``spec.artifacts`` with ``build``/``write``/
     ``document``), or the generator of ``generators/`` it names (by default ``spec.artifacts``; a task document's
     recipe passes its ``generator`` and ``version``).
@@ -288,7 +336,11 @@ def task_artifacts(spec: Any, generator: str | None = None, version: str | None 
         return spec.artifacts
     from generators.forecast import artifacts_for
 
-    return artifacts_for(generator or spec.artifacts, version)
+    named = spec.artifacts if spec is not None else None  # a generator's name: a plug-in's own builder returned above
+    name = generator or named
+    if name is None or not isinstance(name, str):
+        raise GenerationError("a task's artifacts need a generator: neither a task plug-in nor a recipe names one")
+    return artifacts_for(name, version)
 
 
 def task_builder(manifest: Manifest, columns: Mapping[str, Mapping[str, np.ndarray]], spec: TaskSpec) -> OnRequest:
@@ -312,7 +364,7 @@ def importer_names() -> list[str]:
     return names()
 
 
-def importer_plugin(name: str) -> Any:
+def importer_plugin(name: str) -> ImporterPlugin:
     """The registered importer ``name`` (:class:`generators.importers.Importer`).
 
     Raises:

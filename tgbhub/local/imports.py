@@ -31,7 +31,7 @@ from tgbhub.cache import Fetched, stored_manifest_path, write_text_atomic
 from tgbhub.config import cache_root, offline_mode
 from tgbhub.errors import DatasetNotFoundError, FetchError, InvalidNameError
 from tgbhub.hashing import file_sha256
-from tgbhub.local.gateway import build_and_install, importer_names, importer_plugin, kept_release
+from tgbhub.local.gateway import CatalogueEntry, build_and_install, importer_names, importer_plugin, kept_release
 from tgbhub.manifest import Manifest, read_manifest
 from tgbhub.progress import Steps, byte_bar, counter
 
@@ -140,7 +140,7 @@ def import_tgb(name: str, source: str | os.PathLike[str] | None = None, **option
     return import_dataset("tgb", name, source, **options)
 
 
-def obtain_release(importer: str, item: Any, source: str | os.PathLike[str] | None, root: Path,
+def obtain_release(importer: str, item: CatalogueEntry, source: str | os.PathLike[str] | None, root: Path,
                    offline: bool) -> Path:
     """The release file to read: ``source`` (a file, a folder holding it, or a URL), the kept download, or upstream.
 

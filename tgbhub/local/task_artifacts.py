@@ -7,8 +7,9 @@ content digest equals the document's (the cache's usual temp -> verify -> rename
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tgbhub.cache import CacheEntry, Fetched, install, lookup
 from tgbhub.errors import IntegrityError, ManifestError
@@ -25,11 +26,16 @@ from tgbhub.tasks.documents import (
 )
 from tgbhub.tasks.specs import TaskSpec, declared_on_request, task_spec
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from tgbhub.data.temporal_graph import TemporalGraphDataset
+
 #: how a cache names the task documents it built on request (next to the artifacts' version folder)
 ON_REQUEST_SUFFIX = ".document.json"
 
 
-def declare_tasks(dataset: Any, manifest: Manifest, manifests: Path, root: Path) -> None:
+def declare_tasks(dataset: TemporalGraphDataset, manifest: Manifest, manifests: Path, root: Path) -> None:
     """Give a temporal-graph ``dataset`` its tasks: those of its bundled task ``documents``, plus the registered tasks
     of its kind that no document declares (declared on request: their documents and artifacts are built from the
     verified data on first use, and cached), and the opener that finds or builds a task's artifacts.
@@ -49,7 +55,7 @@ def declare_tasks(dataset: Any, manifest: Manifest, manifests: Path, root: Path)
     blocks = [document.task for document in documents]
     blocks += [{**spec.block(manifest, dataset), "builtOnRequest": True} for spec in on_request.values()]
 
-    def open_task(opened: Any, task: str) -> tuple[Manifest, Any]:
+    def open_task(opened: TemporalGraphDataset, task: str) -> tuple[Manifest, Mapping[str, Mapping[str, Path]]]:
         edges = {manifest.graph["edges_file"]: {"t": opened.t, "src": opened.src, "dst": opened.dst}}
         document = by_name.get(task)
         if document is None and task in on_request:
@@ -79,7 +85,7 @@ def check_dataset(document: TaskDocument, manifest: Manifest) -> None:
                                  "version: reinstall tgbhub or report it")
 
 
-def ensure_task_cached(document: TaskDocument, manifest: Manifest, columns: dict[str, dict[str, Any]],
+def ensure_task_cached(document: TaskDocument, manifest: Manifest, columns: Mapping[str, Mapping[str, np.ndarray]],
                        root: Path) -> CacheEntry:
     """The verified cache entry of ``document``'s artifacts, built on first use from the dataset's verified
     ``columns`` (file -> column -> array).
@@ -111,7 +117,7 @@ def ensure_task_cached(document: TaskDocument, manifest: Manifest, columns: dict
     return entry
 
 
-def document_on_request(manifest: Manifest, columns: dict[str, dict[str, Any]], root: Path,
+def document_on_request(manifest: Manifest, columns: Mapping[str, Mapping[str, np.ndarray]], root: Path,
                         spec: TaskSpec) -> TaskDocument:
     """The task document of task ``spec`` for a dataset that has none bundled (a variant built on request, say),
     built from the dataset's verified ``columns`` on first use by the same builder that writes the bundled ones, its

@@ -34,7 +34,7 @@ from typing import Any
 from tgbhub import api, config
 from tgbhub.errors import FetchError, IntegrityError, RecordError
 from tgbhub.hub.layout import RepoFile
-from tgbhub.hub.release import commit_files
+from tgbhub.hub.release import RepoSession, commit_files
 from tgbhub.results import records
 from tgbhub.results.submissions import (
     CLAIM_FILE,
@@ -43,6 +43,7 @@ from tgbhub.results.submissions import (
     SUBMISSION_FILE,
     SUBMISSIONS_REPO,
     HubTarget,
+    Submitted,
     folder_of,
     hub_target,
     parse_path,
@@ -198,7 +199,7 @@ def update(hub: str | HubTarget, *, org: str | None = None, endpoint: str | None
     return report
 
 
-def _submission_folders(tree: Mapping[str, Any]) -> dict[tuple[str, str, str], set[str]]:
+def _submission_folders(tree: Mapping[str, tuple[str | None, str]]) -> dict[tuple[str, str, str], set[str]]:
     """``(family/name, task, id) -> file names`` of every complete submission (one with its file and meta)."""
     found: dict[tuple[str, str, str], set[str]] = {}
     for path in tree:
@@ -208,15 +209,15 @@ def _submission_folders(tree: Mapping[str, Any]) -> dict[tuple[str, str, str], s
     return {key: names for key, names in found.items() if {SUBMISSION_FILE, META_FILE} <= names}
 
 
-def _entry(subs: Any, head: str, dataset: str, task: str, sid: str, files: set[str]) -> Entry:
+def _entry(subs: RepoSession, head: str, dataset: str, task: str, sid: str, files: set[str]) -> Entry:
     folder = folder_of(dataset, task, sid)
     meta = json.loads(subs.read(head, f"{folder}/{META_FILE}"))
     claim = subs.read(head, f"{folder}/{CLAIM_FILE}") if CLAIM_FILE in files else None
     return Entry(sid, (dataset, task), meta, claim)
 
 
-def _known(subs: Any, sub_head: str, out: Any, head: str | None, tree: Mapping[str, Any],
-           key: tuple[str, str, str], files: set[str]) -> Entry | None:
+def _known(subs: RepoSession, sub_head: str, out: RepoSession, head: str | None,
+           tree: Mapping[str, tuple[str | None, str]], key: tuple[str, str, str], files: set[str]) -> Entry | None:
     """A submission graded by an earlier update, with its outcome read back from the results repo (``None`` if it
     has none yet: pushed after this update listed the pending ones)."""
     entry = _entry(subs, sub_head, *key, files)
@@ -231,7 +232,8 @@ def _known(subs: Any, sub_head: str, out: Any, head: str | None, tree: Mapping[s
     return entry
 
 
-def _task_of(entries: Sequence[Entry | None], cache_dir: Any, offline: bool | None) -> Mapping[str, Any]:
+def _task_of(entries: Sequence[Entry | None], cache_dir: str | os.PathLike[str] | None,
+             offline: bool | None) -> Mapping[str, Any]:
     """The board's task as its newest dataset version declares it (its primary metric, and direction)."""
     present = [e for e in entries if e is not None]
     ref = max((e.meta["dataset"] for e in present), key=_version_key)
@@ -535,7 +537,7 @@ def table_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 def seed_baselines(to: str | HubTarget, *, family: str = "t-grab", datasets: Sequence[str] | None = None,
                    models: Sequence[str] | None = None, org: str | None = None, endpoint: str | None = None,
                    token: str | None = None, cache_dir: str | os.PathLike[str] | None = None,
-                   offline: bool | None = None) -> list[Any]:
+                   offline: bool | None = None) -> list[Submitted]:
     """Run every heuristic baseline of every task of ``family``'s datasets (or only ``datasets``, short or full
     names; only ``models``), record each run, and submit each with its record to ``to`` in one commit. Returns one
     :class:`~tgbhub.results.submissions.Submitted` per run; a run already submitted is ``exists``.
@@ -575,7 +577,7 @@ RUN_RECORD = "record.json"
 
 def seed_runs(to: str | HubTarget, runs: Sequence[str | os.PathLike[str]], *, org: str | None = None,
               endpoint: str | None = None, token: str | None = None,
-              cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None) -> list[Any]:
+              cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None) -> list[Submitted]:
     """Submit trained runs to ``to`` in one commit: each folder of ``runs`` is a ``tgbhub train`` output holding its
     submission and its result record (``record.json``: ``tgbhub train ... --out DIR --record DIR/record.json``).
     The record's model, seed, hyper-parameters, task and split go with the submission as its claim; the board's

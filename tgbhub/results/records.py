@@ -29,10 +29,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from hashlib import sha256
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from tgbhub import hashing
 from tgbhub.errors import InvalidNameError, RecordError
+
+if TYPE_CHECKING:
+    from tgbhub.evaluate.graded import Graded
+    from tgbhub.manifest import FileEntry, Manifest
+    from tgbhub.tasks.documents import TaskDocument
 
 #: the ``format`` of every record this module writes; a reader refuses other formats rather than misread them
 RECORD_FORMAT = "tgbhub-result-record/1"
@@ -128,7 +133,7 @@ def environment() -> dict[str, Any]:
     return env
 
 
-def _task_block(manifest: Any, task_name: str | None, documents: Iterable[Any]) -> dict[str, Any]:
+def _task_block(manifest: Manifest, task_name: str | None, documents: Iterable[TaskDocument]) -> dict[str, Any]:
     """The graded task: name, type, version (the task document's, else one the manifest task declares) and, for a
     task versioned on its own, its document's reference and artifact digests."""
     task = manifest.task_named(task_name) if task_name is not None else manifest.task
@@ -141,7 +146,15 @@ def _task_block(manifest: Any, task_name: str | None, documents: Iterable[Any]) 
     return block
 
 
-def _files(entries: Iterable[Any]) -> dict[str, dict[str, Any]]:
+class FileHashes(TypedDict):
+    """A file's hashes as a record lists them: its bytes' sha256, its columns' logical digest, its size."""
+
+    sha256: str
+    digest: str | None
+    size: int
+
+
+def _files(entries: Iterable[FileEntry]) -> dict[str, FileHashes]:
     return {f.name: {"sha256": f.sha256, "digest": f.digest, "size": f.size} for f in entries}
 
 
@@ -151,7 +164,7 @@ def _submission_path(run: Mapping[str, Any]) -> str | None:
     return os.fspath(found) if found else None
 
 
-def _model_block(graded: Any) -> dict[str, Any]:
+def _model_block(graded: Graded) -> dict[str, Any]:
     """What the run knows of the model; ``None`` where it does not (a submission file knows no model)."""
     run = graded.run
     hyper = run.get("hyperparameters")
@@ -167,7 +180,7 @@ def _model_block(graded: Any) -> dict[str, Any]:
             "train_seconds": run.get("train_seconds")}
 
 
-def make_record(graded: Any, *, manifest: Any = None, cache_dir: str | os.PathLike[str] | None = None,
+def make_record(graded: Graded, *, manifest: Manifest | None = None, cache_dir: str | os.PathLike[str] | None = None,
                 offline: bool | None = None, now: datetime | None = None) -> dict[str, Any]:
     """The result record of ``graded`` (a :class:`~tgbhub.evaluate.graded.Graded`), with its ``record_sha256``.
 
@@ -227,7 +240,7 @@ def write_record(record: Mapping[str, Any], path: str | os.PathLike[str]) -> Pat
     return target
 
 
-def record(graded: Any, path: str | os.PathLike[str] | None = None, **options: Any) -> dict[str, Any]:
+def record(graded: Graded, path: str | os.PathLike[str] | None = None, **options: Any) -> dict[str, Any]:
     """:func:`make_record` of ``graded``, written to ``path`` when given (``options``: as :func:`make_record`)."""
     made = make_record(graded, **options)
     if path is not None:
@@ -235,7 +248,7 @@ def record(graded: Any, path: str | os.PathLike[str] | None = None, **options: A
     return made
 
 
-def record_each(graded: Iterable[Any], folder: str | os.PathLike[str], **options: Any) -> list[Path]:
+def record_each(graded: Iterable[Graded], folder: str | os.PathLike[str], **options: Any) -> list[Path]:
     """One record per graded run into ``folder`` (several graded conditions of one check, such as the
     counterfactual check's), each named ``MODEL-CONDITION-rRUN.json``; returns the paths written.
 
@@ -292,6 +305,15 @@ def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
     return loaded
 
 
+class CheckRow(TypedDict):
+    """One check of :class:`Verification`: the values are JSON, as the record holds them."""
+
+    check: str
+    status: Literal["match", "mismatch"]
+    recorded: Any
+    now: Any
+
+
 @dataclass(frozen=True)
 class Verification:
     """What :func:`verify` found: one row per check (``check``, ``status`` ``match``/``mismatch``, ``recorded``,
@@ -300,7 +322,7 @@ class Verification:
 
     record: str
     submission: str
-    checks: list[dict[str, Any]]
+    checks: list[CheckRow]
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -325,7 +347,7 @@ class Verification:
         return [*out, f"{'result':>8}  {verdict}"]
 
 
-def _row(check: str, recorded: Any, now: Any, equal: bool) -> dict[str, Any]:
+def _row(check: str, recorded: Any, now: Any, equal: bool) -> CheckRow:
     return {"check": check, "status": "match" if equal else "mismatch", "recorded": recorded, "now": now}
 
 

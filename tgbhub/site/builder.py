@@ -21,7 +21,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -31,6 +31,12 @@ from tgbhub.manifest import Manifest, plain
 from tgbhub.registry import natural_key
 from tgbhub.site.boards import Board, Results, read_results
 from tgbhub.version import __version__
+
+if TYPE_CHECKING:
+    import jinja2
+    from matplotlib.axes import Axes
+
+    from tgbhub.data import TemporalGraphDataset, TrajectoryDataset
 
 #: the folder of the templates inside the package (package data: the wheel ships the whole tgbhub folder)
 TEMPLATES = "templates"
@@ -97,7 +103,7 @@ def build_site(out: str | os.PathLike[str], *, family: str | None = None, with_f
                       figures_skipped=dict(sorted(skipped.items())))
 
 
-def _environment() -> Any:
+def _environment() -> jinja2.Environment:
     """The Jinja2 environment over the shipped templates: autoescaping on for every template (every value a page
     shows comes from a manifest or a card, and none is trusted as markup), undefined names an error.
 
@@ -405,13 +411,14 @@ def draw_figure(manifest: Manifest, root: Path, path: Path) -> Path:
     if kind not in ("temporal-graph", "trajectories"):
         raise UnsupportedTaskError(f"the site draws no figure for {kind} datasets ({manifest.name}); its page shows "
                                    "its manifest only")
-    dataset: Any = api.load_dataset(manifest.name, manifest.version, cache_dir=root, offline=True)
+    dataset = api.load_dataset(manifest.name, manifest.version, cache_dir=root, offline=True)
     figure, axes = plt.subplots(figsize=(8, 3), dpi=100)
-    try:
+    try:  # the kind picks the dataset's class (tgbhub.data.open_dataset)
         if kind == "temporal-graph":
-            _plot_events(axes, np.asarray(dataset.t), manifest.graph.get("time") == "discrete")
+            _plot_events(axes, np.asarray(cast("TemporalGraphDataset", dataset).t),
+                         manifest.graph.get("time") == "discrete")
         else:
-            _plot_trajectory(axes, dataset, manifest)
+            _plot_trajectory(axes, cast("TrajectoryDataset", dataset), manifest)
         axes.set_title(f"{manifest.name}@{manifest.version}")
         figure.tight_layout()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -423,7 +430,7 @@ def draw_figure(manifest: Manifest, root: Path, path: Path) -> Path:
     return path
 
 
-def _plot_events(axes: Any, t: np.ndarray, discrete: bool) -> None:
+def _plot_events(axes: Axes, t: np.ndarray, discrete: bool) -> None:
     if discrete:  # one count per snapshot, empty snapshots included
         counts = np.bincount(t) if t.size else np.zeros(0, dtype=np.int64)
         axes.plot(np.arange(counts.size), counts, linewidth=0.8)
@@ -435,7 +442,7 @@ def _plot_events(axes: Any, t: np.ndarray, discrete: bool) -> None:
     axes.set_ylabel("events per bin (200 bins)")
 
 
-def _plot_trajectory(axes: Any, dataset: Any, manifest: Manifest) -> None:
+def _plot_trajectory(axes: Axes, dataset: TrajectoryDataset, manifest: Manifest) -> None:
     states = np.asarray(dataset.states[0])  # the first initial condition: (steps, variables)
     names = list(manifest.graph.get("variables", ()))
     steps = min(states.shape[0], 400)  # a few hundred steps read clearly; the whole run is a blur

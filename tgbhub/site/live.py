@@ -13,10 +13,13 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tgbhub.errors import TgbhubError
 from tgbhub.site.boards import hub_results, results_head
+
+if TYPE_CHECKING:
+    from tgbhub.hub.serve import LocalHub
 
 #: how often ``tgbhub hub serve`` looks at the results repo's HEAD (a ``git rev-parse``: milliseconds)
 REFRESH_SECONDS = 5.0
@@ -26,7 +29,7 @@ class LiveSite:
     """The catalogue site of the ``git:`` hub ``hub`` (a running :class:`~tgbhub.hub.serve.LocalHub`), built into its
     state folder. The constructor does no I/O: :meth:`build` does the first build."""
 
-    def __init__(self, hub: Any, cache_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, hub: LocalHub, cache_dir: str | os.PathLike[str] | None = None) -> None:
         self.hub = hub
         self.cache_dir = cache_dir
         self.folder: Path | None = None

@@ -7,7 +7,7 @@ Shared by the evaluators and the baselines, which must agree on what is graded b
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 
@@ -78,7 +78,16 @@ SKIP_LEADING_REASON = ("the task declares them as skip_leading: their true edges
                        "T-GRAB's own evaluators skip them too")
 
 
-def skipped_snapshots(manifest: Manifest, task: Mapping[str, Any], split: str) -> dict[str, Any] | None:
+class SkippedSnapshots(TypedDict):
+    """The snapshots ``first..last`` (inclusive, ``count`` of them) a split's grading leaves out, and why."""
+
+    count: int
+    first: int
+    last: int
+    reason: str
+
+
+def skipped_snapshots(manifest: Manifest, task: Mapping[str, Any], split: str) -> SkippedSnapshots | None:
     """What the grader leaves out of ``split`` because of the task's ``skip_leading``, ``None`` if nothing.
 
     Returns ``{"count", "first", "last", "reason"}``: the skipped snapshots are ``first..last`` (inclusive); the
@@ -121,7 +130,7 @@ NDCG_MODES: dict[str, str] = {
 DEFAULT_NDCG_MODE = "tgb-parity"
 
 
-def read_ndcg_mode(value: Any) -> str:
+def read_ndcg_mode(value: object) -> str:
     """``value`` as one of :data:`NDCG_MODES` (``None`` means :data:`DEFAULT_NDCG_MODE`).
 
     Raises:

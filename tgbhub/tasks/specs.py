@@ -14,18 +14,50 @@ Adding a task: write a module defining ``TASK`` (its artifacts builder in the sa
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tgbhub.errors import ManifestError
 from tgbhub.manifest import Manifest
 from tgbhub.plugins import PluginTable
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import numpy as np
+
+    from tgbhub.forecasting.windows import EventDataset
+
 #: task name -> the module that defines its ``TASK``
 REGISTERED: dict[str, str] = {
     "window-forecast": "tgbhub.forecasting.task",
 }
+
+
+class TaskArtifactsBuilder(Protocol):
+    """What the library uses of a task's artifacts builder (a plug-in's own, or
+    :class:`generators.forecast.TaskArtifacts`): its recipe ``generator``, ``version`` and ``seed``, and
+    ``build(manifest, columns, seed, definition) -> {file: {column: array}}``, ``write(files, folder) -> {file:
+    path}``, ``document(manifest, columns, files, folder, definition) -> task document``."""
+
+    @property
+    def generator(self) -> str: ...
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def seed(self) -> int: ...
+
+    @property
+    def build(self) -> Callable[..., dict[str, dict[str, np.ndarray]]]: ...
+
+    @property
+    def write(self) -> Callable[..., Mapping[str, Path]]: ...
+
+    @property
+    def document(self) -> Callable[..., dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -46,9 +78,10 @@ class TaskSpec:
     version: str
     summary: str
     applies_to: frozenset[str]
-    block: Callable[[Manifest, Any], dict[str, Any]]
-    artifacts: Any
-    definition: Any = None
+    block: Callable[[Manifest, EventDataset], dict[str, Any]]
+    artifacts: str | TaskArtifactsBuilder
+    #: opaque to the library: handed unchanged to the task's own builder
+    definition: object = None
     evaluator: builtins.type | None = None  # builtins.: the field ``type`` above shadows the builtin here
 
 

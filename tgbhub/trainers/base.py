@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tgbhub.baselines.registry import registering
 from tgbhub.errors import InvalidNameError, UnsupportedTaskError
 from tgbhub.plugins import PluginTable
+
+if TYPE_CHECKING:
+    from tgbhub.baselines.registry import Submission
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -122,7 +125,12 @@ class FitReport:
 
 
 class Trainer(Protocol):
-    """A trainable baseline for one task type. The constructor does no I/O and touches no data."""
+    """A trainable baseline for one task type. The constructor does no I/O and touches no data.
+
+    ``dataset`` is the kind the trainer's task type reads (a ``TemporalGraphDataset`` or a ``TrajectoryDataset``,
+    picked by the registry at run time), so the protocol leaves it open: a union would admit no implementation.
+    ``task`` is the manifest's task block (JSON); ``hyperparameters()`` and ``state()`` are each model's own.
+    """
 
     #: the model's registered name and the task type it answers
     model_name: str
@@ -131,7 +139,7 @@ class Trainer(Protocol):
     def fit(self, dataset: Any, task: Mapping[str, Any]) -> FitReport:
         """Train on the task's train split, keep the weights of the best validation epoch."""
 
-    def predict(self, dataset: Any, task: Mapping[str, Any], split: str) -> Mapping[str, Any]:
+    def predict(self, dataset: Any, task: Mapping[str, Any], split: str) -> Submission:
         """The submission for ``split``, in the task's declared schema."""
 
     def hyperparameters(self) -> dict[str, Any]:

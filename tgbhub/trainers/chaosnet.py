@@ -18,18 +18,20 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
 from tgbhub.baselines.trajectory import RolloutSubmission
-from tgbhub.errors import InvalidNameError
-from tgbhub.progress import counter
+from tgbhub.errors import InvalidNameError, NotFittedError
+from tgbhub.progress import Progress, counter
 from tgbhub.trainers.base import FitReport, TrainConfig, checked_hparams, register_trainer
 from tgbhub.trainers.resume import (
     Deadline,
+    RunIdentity,
     global_rng_state,
     load_fit_state,
     load_schedule_state,
@@ -39,6 +41,12 @@ from tgbhub.trainers.resume import (
     set_global_rng_state,
 )
 from tgbhub.trainers.torchutil import EarlyStopping, isolated_rng, require_torch, resolve_device
+
+if TYPE_CHECKING:
+    import torch
+    from torch import Tensor
+
+    from tgbhub.data import TrajectoryDataset
 
 TASK_TYPE = "rollout-forecasting"
 
@@ -65,7 +73,7 @@ SHOW_EVERY = 100
 MODEL_NAMES = ("dlinear", "lstm", "tcn", "graph_wavenet")
 
 
-def _models() -> Mapping[str, Any]:
+def _models() -> Mapping[str, tuple[Callable[..., torch.nn.Module], dict[str, Any], float]]:
     from tgbhub.trainers.chaosnet_models import MODELS  # imports torch: only when a model is built
     return MODELS
 
@@ -73,8 +81,12 @@ def _models() -> Mapping[str, Any]:
 class DeviceWindows:
     """One split's windows, on the device: ``rows`` ``(R, V)`` and window ``starts``; a batch is one gather."""
 
-    def __init__(self, torch: Any, rows: np.ndarray, starts: np.ndarray, context: int, horizon: int,
-                 device: Any) -> None:
+    rows: Tensor
+    starts: Tensor
+    offsets: Tensor
+
+    def __init__(self, torch: ModuleType, rows: np.ndarray, starts: np.ndarray, context: int, horizon: int,
+                 device: torch.device | None) -> None:
         self.rows = torch.as_tensor(np.ascontiguousarray(rows), dtype=torch.float32, device=device)
         self.starts = torch.as_tensor(starts, dtype=torch.int64, device=device)
         self.offsets = torch.arange(context + horizon, device=device)
@@ -83,7 +95,7 @@ class DeviceWindows:
     def __len__(self) -> int:
         return int(self.starts.shape[0])
 
-    def gather(self, index: Any) -> tuple[Any, Any]:
+    def gather(self, index: Tensor) -> tuple[Tensor, Tensor]:
         """``(x, y)`` of the windows ``index`` selects: ``(B, context, V)`` and ``(B, horizon, V)``."""
         block = self.rows[self.starts[index][:, None] + self.offsets]
         return block[:, :self.context], block[:, self.context:]
@@ -93,10 +105,10 @@ class DeviceWindows:
 class _Loop:
     """What a fit's epochs share and its state file keeps."""
 
-    optimiser: Any
-    schedule: Any
+    optimiser: torch.optim.Optimizer
+    schedule: torch.optim.lr_scheduler.LRScheduler
     stopper: EarlyStopping
-    generator: Any
+    generator: torch.Generator
     report: FitReport
     started: float  # perf_counter at the start of this call's fit
     earlier_seconds: float = 0.0  # the training seconds of the calls a resumed fit continues
@@ -115,8 +127,9 @@ class ChaosNetTrainer:
     def __init__(self, model_name: str, config: TrainConfig) -> None:
         self.model_name = model_name
         self.config = config
-        self.module: Any = None
-        self.device: Any = None
+        #: the network, built by :meth:`fit` or :meth:`restore`
+        self.module: torch.nn.Module | None = None
+        self.device: torch.device | None = None
         self._hparams: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------------------------------------ settings
@@ -132,13 +145,13 @@ class ChaosNetTrainer:
                 "weight_decay": PROTOCOL["weight_decay"], "compile": c.compile, "amp": c.amp,
                 "limit_batches": c.limit_batches}
 
-    def _build(self, num_nodes: int) -> Any:
+    def _build(self, num_nodes: int) -> torch.nn.Module:
         builder, _, _ = _models()[self.model_name]
         return builder(num_nodes, **self.hyperparameters()["model"])
 
     # -------------------------------------------------------------------------------------------------- fitting
 
-    def fit(self, dataset: Any, task: Mapping[str, Any]) -> FitReport:
+    def fit(self, dataset: TrajectoryDataset, task: Mapping[str, Any]) -> FitReport:
         """Train on the task's train windows, early-stop on the validation MSE, keep the best weights.
 
         Raises:
@@ -157,14 +170,15 @@ class ChaosNetTrainer:
             self._train_epochs(torch, train, val, settings, report, dataset, started)
         return report
 
-    def _windows(self, torch: Any, dataset: Any, task: Mapping[str, Any], split: str) -> DeviceWindows:
+    def _windows(self, torch: ModuleType, dataset: TrajectoryDataset, task: Mapping[str, Any], split: str
+                 ) -> DeviceWindows:
         context, horizon = int(task["context"]), int(task["horizon"])
         windows = dataset.windows(split, context, horizon)
         return DeviceWindows(torch, windows.rows, windows.starts, context, horizon, self.device)
 
-    def _train_epochs(self, torch: Any, train: DeviceWindows, val: DeviceWindows, settings: Mapping[str, Any],
-                      report: FitReport, dataset: Any, started: float) -> None:
-        module = self.module
+    def _train_epochs(self, torch: ModuleType, train: DeviceWindows, val: DeviceWindows, settings: Mapping[str, Any],
+                      report: FitReport, dataset: TrajectoryDataset, started: float) -> None:
+        module = self._network()
         optimiser = torch.optim.Adam(module.parameters(), lr=settings["lr"], weight_decay=settings["weight_decay"])
         schedule = torch.optim.lr_scheduler.MultiStepLR(optimiser, milestones=settings["milestones"],
                                                         gamma=settings["gamma"])
@@ -216,21 +230,21 @@ class ChaosNetTrainer:
         report.val_metric, report.higher_is_better = "mse", False
         report.train_seconds = loop.seconds()
 
-    def _save_state(self, loop: _Loop, identity: Mapping[str, Any], next_epoch: int, ended: bool) -> None:
+    def _save_state(self, loop: _Loop, identity: RunIdentity, next_epoch: int, ended: bool) -> None:
         """The fit's state after an epoch, for :meth:`_resume` (only with a ``state_file``)."""
         if self.config.state_file is None:
             return
         stopper = loop.stopper
         save_fit_state(self.config.state_file, {
             "identity": identity, "next_epoch": next_epoch, "ended": ended,
-            "weights": {k: v.detach().cpu() for k, v in self.module.state_dict().items()},
+            "weights": {k: v.detach().cpu() for k, v in self._network().state_dict().items()},
             "optimiser": loop.optimiser.state_dict(), "schedule": schedule_state(loop.schedule),
             "generator": loop.generator.get_state(), "rng": global_rng_state(self.device),
             "stopper": {"best": stopper.best, "best_epoch": stopper.best_epoch, "stale": stopper.stale,
                         "best_state": stopper.best_state},
             "history": loop.report.history, "train_seconds": loop.seconds()})
 
-    def _resume(self, loop: _Loop, identity: Mapping[str, Any], epochs: int) -> int:
+    def _resume(self, loop: _Loop, identity: RunIdentity, epochs: int) -> int:
         """Load the state file into the loop when there is one; returns the epoch to start from (the protocol's
         end for a fit that had ended: then only the best weights are restored)."""
         if self.config.state_file is None:
@@ -238,7 +252,7 @@ class ChaosNetTrainer:
         state = load_fit_state(self.config.state_file, identity)
         if state is None:
             return 0
-        self.module.load_state_dict(state["weights"])
+        self._network().load_state_dict(state["weights"])
         loop.optimiser.load_state_dict(state["optimiser"])
         load_schedule_state(loop.schedule, state["schedule"])
         loop.generator.set_state(state["generator"])
@@ -253,17 +267,19 @@ class ChaosNetTrainer:
         loop.earlier_seconds = float(state["train_seconds"])
         return epochs if state["ended"] else int(state["next_epoch"])
 
-    def _step_function(self, torch: Any, optimiser: Any, settings: Mapping[str, Any]) -> Any:
+    def _step_function(self, torch: ModuleType, optimiser: torch.optim.Optimizer, settings: Mapping[str, Any]
+                       ) -> Callable[[Tensor, Tensor], Tensor]:
         """One optimisation step ``(x, y) -> loss``; compiled and/or under autocast when asked for."""
-        module = self.module
+        module = self._network()
+        device = self._device()
         forward = torch.compile(module) if settings["compile"] else module
         # bfloat16 keeps float32's exponent range, so no loss scaling is needed (unlike float16)
         amp = bool(settings["amp"])
         clip = settings["clip_norm"]
 
-        def step(x: Any, y: Any) -> Any:
+        def step(x: Tensor, y: Tensor) -> Tensor:
             optimiser.zero_grad(set_to_none=True)
-            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=amp):
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
                 loss = torch.nn.functional.mse_loss(forward(x).float(), y)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(module.parameters(), clip)
@@ -272,19 +288,20 @@ class ChaosNetTrainer:
 
         return step
 
-    def _bar(self, epoch: int, epochs: int, batches: int) -> Any:
+    def _bar(self, epoch: int, epochs: int, batches: int) -> Progress | None:
         if not self.config.progress:
             return None
         return counter(f"{self.model_name} epoch {epoch + 1}/{epochs}", batches, unit="batch")
 
     # ------------------------------------------------------------------------------------------------ predicting
 
-    def forecast(self, x: Any) -> Any:
+    def forecast(self, x: Tensor) -> Tensor:
         """The model on a batch of windows already on the device, in eval mode, without gradients."""
         torch = require_torch("forecasting")
-        self.module.eval()
+        module = self._network()
+        module.eval()
         with torch.no_grad():
-            return self.module(x)
+            return module(x)
 
     def mean_squared_error(self, windows: DeviceWindows) -> float:
         """Teacher-forced MSE over every window, step and variable (the early-stopping criterion)."""
@@ -323,7 +340,7 @@ class ChaosNetTrainer:
             done += take
         return out.cpu().numpy()
 
-    def predict(self, dataset: Any, task: Mapping[str, Any], split: str) -> RolloutSubmission:
+    def predict(self, dataset: TrajectoryDataset, task: Mapping[str, Any], split: str) -> RolloutSubmission:
         """The rollout submission of ``split`` with its teacher-forced forecasts attached (``.forecasts``).
 
         Raises:
@@ -347,16 +364,28 @@ class ChaosNetTrainer:
 
     # ---------------------------------------------------------------------------------------------- checkpoints
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> dict[str, dict[str, Tensor]]:
         """The weights as CPU tensors (buffers included, e.g. BatchNorm statistics)."""
-        return {"weights": {k: v.detach().cpu() for k, v in self.module.state_dict().items()}}
+        return {"weights": {k: v.detach().cpu() for k, v in self._network().state_dict().items()}}
 
-    def restore(self, state: Mapping[str, Any], dataset: Any, task: Mapping[str, Any]) -> None:
+    def restore(self, state: Mapping[str, Any], dataset: TrajectoryDataset, task: Mapping[str, Any]) -> None:
         """Rebuild the model for ``dataset`` on the configured device and load ``state``'s weights."""
         require_torch(f"loading {self.model_name}")
         self.device = resolve_device(self.config.device)
         self.module = self._build(dataset.num_nodes).to(self.device)
         self.module.load_state_dict(state["weights"])
+
+    def _network(self) -> torch.nn.Module:
+        """The network :meth:`fit` or :meth:`restore` built."""
+        if self.module is None:
+            raise NotFittedError(f"{self.model_name} has no network yet: call fit(...) or restore(...) first")
+        return self.module
+
+    def _device(self) -> torch.device:
+        """The device :meth:`fit` or :meth:`restore` resolved."""
+        if self.device is None:
+            raise NotFittedError(f"{self.model_name} has no device yet: call fit(...) or restore(...) first")
+        return self.device
 
 
 def _register(name: str) -> None:

@@ -13,11 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tgbhub.errors import IntegrityError, InvalidNameError
 from tgbhub.trainers.base import FitReport, TrainConfig, Trainer, make_trainer
 from tgbhub.trainers.torchutil import require_torch, save_atomic
+
+if TYPE_CHECKING:
+    from tgbhub.data import TemporalGraphDataset, TrajectoryDataset
 
 FORMAT = "tgbhub-checkpoint/1"
 
@@ -27,10 +30,12 @@ class Checkpoint:
     """A loaded checkpoint: its trainer (weights restored) and the record it was saved with."""
 
     trainer: Trainer
+    #: the file's record as read back (plain values and tensors, as :func:`save_checkpoint` wrote them)
     record: Mapping[str, Any]
 
 
-def save_checkpoint(path: str | os.PathLike[str], trainer: Trainer, *, config: TrainConfig, dataset: Any,
+def save_checkpoint(path: str | os.PathLike[str], trainer: Trainer, *, config: TrainConfig,
+                    dataset: TemporalGraphDataset | TrajectoryDataset,
                     task: Mapping[str, Any], report: FitReport) -> Path:
     """Write ``trainer``'s state and its provenance to ``path`` (a temp file renamed into place).
 
@@ -56,7 +61,8 @@ def _installed_version() -> str:
         return "unknown"
 
 
-def load_checkpoint(path: str | os.PathLike[str], dataset: Any, *, device: str | None = None) -> Checkpoint:
+def load_checkpoint(path: str | os.PathLike[str], dataset: TemporalGraphDataset | TrajectoryDataset, *,
+                    device: str | None = None) -> Checkpoint:
     """The trainer saved at ``path``, rebuilt for ``dataset`` (which must be the data it was trained on).
 
     ``device`` overrides the device recorded in the checkpoint's config (``auto``, ``cpu``, ``cuda``).

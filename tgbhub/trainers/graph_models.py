@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import torch
 from torch import Tensor, nn
 from torch_geometric.nn import ChebConv, TransformerConv
@@ -26,7 +27,8 @@ class SnapshotEdges:
     snapshot boundaries (host ints), so a snapshot is a pair of tensor views and no batch is copied to the device.
     """
 
-    def __init__(self, src: Any, dst: Any, t: Any, bounds: list[int], device: Any) -> None:
+    def __init__(self, src: npt.ArrayLike, dst: npt.ArrayLike, t: npt.ArrayLike, bounds: list[int],
+                 device: torch.device | None) -> None:
         # one host copy each (the columns are read-only memory maps), then one transfer
         self.src = torch.from_numpy(np.array(src, dtype=np.int64)).to(device)
         self.dst = torch.from_numpy(np.array(dst, dtype=np.int64)).to(device)
@@ -264,7 +266,7 @@ class TGNNet(nn.Module):
         loader.cur_e_id = int(state["cur_e_id"])
 
 
-def build(model: str, num_nodes: int, settings: dict[str, Any], edges: SnapshotEdges) -> nn.Module:
+def build(model: str, num_nodes: int, settings: dict[str, Any], edges: SnapshotEdges) -> GCLSTMNet | TGNNet:
     """The network ``model`` (``gclstm`` or ``tgn``) with the resolved ``settings``, on the CPU."""
     if model == "gclstm":
         return GCLSTMNet(num_nodes, settings["channels"], settings["K"], settings["decoder_dropout"], edges)

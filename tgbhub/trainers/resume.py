@@ -19,15 +19,65 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from tgbhub.errors import IntegrityError, InvalidNameError
 from tgbhub.trainers.torchutil import require_torch, save_atomic
 
+if TYPE_CHECKING:
+    import torch
+
+    from tgbhub.data import TemporalGraphDataset, TrajectoryDataset
+
 FORMAT = "tgbhub-fit-state/1"
 
 
-def run_identity(model: str, hyperparameters: Mapping[str, Any], seed: int, dataset: Any) -> dict[str, Any]:
+class DatasetIdentity(TypedDict):
+    """The data a run trained on, as a state file records it."""
+
+    name: str | None
+    version: str | None
+    digest: str | None
+
+
+class RunIdentity(TypedDict):
+    """What :func:`run_identity` returns: the fields a state file must match to be continued."""
+
+    model: str
+    hyperparameters: dict[str, Any]
+    seed: int
+    dataset: DatasetIdentity
+
+
+class StopperState(TypedDict):
+    """Early stopping's book-keeping (:class:`~tgbhub.trainers.torchutil.EarlyStopping`), best weights included."""
+
+    best: float
+    best_epoch: int
+    stale: int
+    best_state: dict[str, torch.Tensor] | None
+
+
+class FitState(TypedDict):
+    """A fit's whole state at an epoch boundary: what :func:`save_fit_state` writes and :func:`load_fit_state` reads
+    back (the file also holds ``format``)."""
+
+    identity: RunIdentity
+    next_epoch: int
+    ended: bool
+    weights: dict[str, torch.Tensor]
+    #: torch's own state dicts (``Optimizer.state_dict()``, :func:`schedule_state`)
+    optimiser: dict[str, Any]
+    schedule: dict[str, Any]
+    generator: torch.Tensor
+    rng: dict[str, torch.Tensor]
+    stopper: StopperState
+    history: list[dict[str, float]]
+    train_seconds: float
+
+
+def run_identity(model: str, hyperparameters: Mapping[str, Any], seed: int,
+                 dataset: TemporalGraphDataset | TrajectoryDataset) -> RunIdentity:
     """What must be equal for a state file to be continued: the model, its resolved settings, seed and data.
 
     The time limit, progress bars and batch caps of a single call are not part of it (``limit_batches`` is: it
@@ -38,7 +88,7 @@ def run_identity(model: str, hyperparameters: Mapping[str, Any], seed: int, data
                         "digest": getattr(dataset, "digest", None)}}
 
 
-def save_fit_state(path: str | os.PathLike[str], state: Mapping[str, Any]) -> Path:
+def save_fit_state(path: str | os.PathLike[str], state: FitState) -> Path:
     """Write ``state`` (tensors and plain values) to ``path``: a temp file renamed into place, so a run killed while
     writing leaves the previous epoch's state, never half a file.
 
@@ -49,7 +99,7 @@ def save_fit_state(path: str | os.PathLike[str], state: Mapping[str, Any]) -> Pa
     return save_atomic({"format": FORMAT, **state}, path)
 
 
-def load_fit_state(path: str | os.PathLike[str], identity: Mapping[str, Any]) -> dict[str, Any] | None:
+def load_fit_state(path: str | os.PathLike[str], identity: RunIdentity) -> FitState | None:
     """The state saved at ``path`` (``None`` when there is none yet), checked to belong to the run ``identity``.
 
     Raises:
@@ -75,7 +125,7 @@ def load_fit_state(path: str | os.PathLike[str], identity: Mapping[str, Any]) ->
         raise IntegrityError(f"fit state {source}", f"{key} = {saved!r}", f"{key} = {wanted!r}",
                              "This file belongs to another run: give this run its own --out folder, or delete the "
                              "file to start afresh")
-    return state
+    return cast(FitState, state)  # its format tag and identity are checked above
 
 
 def _first_difference(saved: Any, wanted: Any, key: str = "run") -> tuple[str, Any, Any] | None:
@@ -90,7 +140,7 @@ def _first_difference(saved: Any, wanted: Any, key: str = "run") -> tuple[str, A
     return None if saved == wanted else (key, saved, wanted)
 
 
-def schedule_state(schedule: Any) -> dict[str, Any]:
+def schedule_state(schedule: torch.optim.lr_scheduler.LRScheduler) -> dict[str, Any]:
     """A learning-rate schedule's state in plain types (MultiStepLR keeps its milestones in a ``Counter``, which a
     ``weights_only`` load refuses)."""
     state = dict(schedule.state_dict())
@@ -99,14 +149,14 @@ def schedule_state(schedule: Any) -> dict[str, Any]:
     return state
 
 
-def load_schedule_state(schedule: Any, state: Mapping[str, Any]) -> None:
+def load_schedule_state(schedule: torch.optim.lr_scheduler.LRScheduler, state: Mapping[str, Any]) -> None:
     restored = dict(state)
     if isinstance(restored.get("milestones"), dict):
         restored["milestones"] = Counter(restored["milestones"])
     schedule.load_state_dict(restored)
 
 
-def global_rng_state(device: Any) -> dict[str, Any]:
+def global_rng_state(device: torch.device | None) -> dict[str, torch.Tensor]:
     """torch's global generators (CPU, and the CUDA device's when training there): dropout draws from them."""
     torch = require_torch("saving a fit state")
     state = {"cpu": torch.get_rng_state()}
@@ -115,7 +165,7 @@ def global_rng_state(device: Any) -> dict[str, Any]:
     return state
 
 
-def set_global_rng_state(state: Mapping[str, Any], device: Any) -> None:
+def set_global_rng_state(state: Mapping[str, torch.Tensor], device: torch.device | None) -> None:
     torch = require_torch("resuming a fit")
     torch.set_rng_state(state["cpu"])
     if "cuda" in state and getattr(device, "type", "cpu") == "cuda":

@@ -37,17 +37,33 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
 from tgbhub.baselines.memory import list_column, snapshot_queries
-from tgbhub.errors import IntegrityError, InvalidNameError, UnsupportedTaskError
+from tgbhub.errors import IntegrityError, InvalidNameError, NotFittedError, UnsupportedTaskError
 from tgbhub.progress import Steps
 from tgbhub.tasks.declared import candidate_pairs, graded_snapshots
 from tgbhub.trainers.base import FitReport, TrainConfig, checked_hparams, register_trainer
 from tgbhub.trainers.torchutil import isolated_rng, require_torch, resolve_device
+
+if TYPE_CHECKING:
+    import torch
+    from torch import Tensor
+
+    from tgbhub.baselines.registry import Column
+    from tgbhub.data import TemporalGraphDataset
+    from tgbhub.trainers.graph_models import GCLSTMNet, SnapshotEdges, TGNNet
+
+#: the network a snapshot trainer streams with (:mod:`tgbhub.trainers.graph_models`)
+Network: TypeAlias = "GCLSTMNet | TGNNet"
+#: a network's history state at a snapshot boundary: its own record of tensors and ints (``Network.history()``)
+History: TypeAlias = "dict[str, Any]"
+#: scores a batch of pairs ``(src, dst)`` from the current embeddings
+PairScorer: TypeAlias = "Callable[[Tensor, Tensor], Tensor]"
 
 TASK_TYPES = ("snapshot-link-prediction", "one-vs-many-ranking")
 MODEL_NAMES = ("gclstm", "tgn")
@@ -65,7 +81,7 @@ RESAMPLE_ROUNDS = 8
 PROGRESS_EVERY = 16
 
 
-def _graph_models() -> Any:
+def _graph_models() -> ModuleType:
     from tgbhub.trainers import graph_models  # imports torch and torch-geometric: only when a model is built
     return graph_models
 
@@ -92,6 +108,15 @@ def resolve_sizes(model: str, hparams: Mapping[str, Any], num_nodes: int | None)
     return sizes
 
 
+def _snapshot_range(dataset: TemporalGraphDataset, split: str) -> tuple[int, int]:
+    """``split``'s ``[start, stop)`` in snapshots (a trainer refuses a dataset without snapshots before asking)."""
+    snapshots = dataset.snapshot_splits
+    if snapshots is None:
+        raise UnsupportedTaskError(f"{dataset.name}@{dataset.version} counts no snapshots (continuous time, or a "
+                                   "derived dataset); the snapshot trainers need a discrete-time dataset")
+    return snapshots[split]
+
+
 # ---------------------------------------------------------------------------------------------------- query sets
 
 
@@ -102,7 +127,15 @@ class PairQueries:
     :func:`tgbhub.baselines.memory.snapshot_queries`) and, on the way, each snapshot's F1 at the task's threshold.
     """
 
-    def __init__(self, torch: Any, dataset: Any, task: Mapping[str, Any], split: str, edges: Any) -> None:
+    #: the candidate pairs (and their codes, and the nodes they touch) on the device; the running F1 sum
+    src: Tensor
+    dst: Tensor
+    codes: Tensor
+    nodes: Tensor
+    f1_sum: Tensor
+
+    def __init__(self, torch: ModuleType, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str,
+                 edges: SnapshotEdges) -> None:
         self.torch, self.edges, self.num_nodes = torch, edges, dataset.num_nodes
         src, dst = candidate_pairs(task["candidates"], dataset.num_nodes)
         device = edges.src.device
@@ -110,7 +143,7 @@ class PairQueries:
         self.dst = torch.as_tensor(dst, device=device)
         self.codes = self.src * self.num_nodes + self.dst
         self.nodes = torch.unique(torch.cat([self.src, self.dst]))
-        self.start, self.stop = dataset.snapshot_splits[split]
+        self.start, self.stop = _snapshot_range(dataset, split)
         self.graded_from, _ = graded_snapshots(dataset.manifest, task, split)
         self.threshold = float(task.get("threshold", 0.5))
         self.zero_division = float(task.get("zero_division", 0.0))
@@ -118,16 +151,16 @@ class PairQueries:
 
     def reset(self) -> None:
         """Forget collected scores (the queries stay on the device for the next pass)."""
-        self.scores: list[Any] = []
+        self.scores: list[Tensor] = []
         self.f1_sum = self.torch.zeros((), dtype=self.torch.float64, device=self.src.device)
 
     def graded(self, t: int) -> bool:
         return t >= self.graded_from
 
-    def needs(self, t: int) -> Any:
+    def needs(self, t: int) -> Tensor:
         return self.nodes
 
-    def collect(self, t: int, score: Any) -> None:
+    def collect(self, t: int, score: PairScorer) -> None:
         """Score snapshot ``t``'s candidates with ``score(src, dst)`` and add its F1 to the running sum."""
         torch = self.torch
         scores = score(self.src, self.dst)
@@ -144,7 +177,7 @@ class PairQueries:
         """``("f1", mean per-snapshot F1 over the graded snapshots)``."""
         return "f1", float(self.f1_sum) / max(len(self.scores), 1)
 
-    def submission(self, dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
+    def submission(self, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str) -> dict[str, Column]:
         keys = snapshot_queries(dataset, task, split)
         scores = self.torch.cat(self.scores) if self.scores else self.torch.zeros(0)
         return {**keys, "score": scores.float().cpu().numpy()}
@@ -154,7 +187,15 @@ class RankQueries:
     """A ranking task's queries on one split (its pre-generated negatives): each query's positive and negatives are
     scored at its snapshot; the reciprocal rank (TGB's average-tie rule) is summed on the way."""
 
-    def __init__(self, torch: Any, dataset: Any, task: Mapping[str, Any], split: str, edges: Any) -> None:
+    #: the queries (sorted by snapshot), their negatives and which of those are real, on the device; the running sum
+    src: Tensor
+    dst: Tensor
+    neg: Tensor
+    valid: Tensor
+    rr_sum: Tensor
+
+    def __init__(self, torch: ModuleType, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str,
+                 edges: SnapshotEdges) -> None:
         self.torch = torch
         negatives = dataset.negatives(split, task=task.get("name"))
         device = edges.src.device
@@ -167,14 +208,14 @@ class RankQueries:
         self.count = np.asarray(negatives.count)
         self.neg = torch.as_tensor(np.maximum(matrix, 0).astype(np.int64), device=device)
         self.valid = torch.as_tensor(matrix >= 0, device=device)
-        self.start, self.stop = dataset.snapshot_splits[split]
+        self.start, self.stop = _snapshot_range(dataset, split)
         self.bounds = np.searchsorted(times[order], np.arange(self.start, self.stop + 1)).tolist()
         self.reset()
 
     def reset(self) -> None:
         """Forget collected scores (the queries stay on the device for the next pass)."""
-        self.pos_scores: list[Any] = []
-        self.neg_scores: list[Any] = []
+        self.pos_scores: list[Tensor] = []
+        self.neg_scores: list[Tensor] = []
         self.rr_sum = self.torch.zeros((), dtype=self.torch.float64, device=self.src.device)
 
     def graded(self, t: int) -> bool:
@@ -183,11 +224,11 @@ class RankQueries:
     def _rows(self, t: int) -> slice:
         return slice(self.bounds[t - self.start], self.bounds[t - self.start + 1])
 
-    def needs(self, t: int) -> Any:
+    def needs(self, t: int) -> Tensor:
         rows = self._rows(t)
         return self.torch.unique(self.torch.cat([self.src[rows], self.dst[rows], self.neg[rows].reshape(-1)]))
 
-    def collect(self, t: int, score: Any) -> None:
+    def collect(self, t: int, score: PairScorer) -> None:
         """Score the positive and negatives of snapshot ``t``'s queries; add their reciprocal ranks."""
         rows = self._rows(t)
         src, neg = self.src[rows], self.neg[rows]
@@ -203,7 +244,7 @@ class RankQueries:
         """``("mrr", mean reciprocal rank over the split's queries)``."""
         return "mrr", float(self.rr_sum) / max(len(self.src), 1)
 
-    def submission(self, dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
+    def submission(self, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str) -> dict[str, Column]:
         torch = self.torch
         width = self.neg.shape[1]
         pos = (torch.cat(self.pos_scores) if self.pos_scores else torch.zeros(0)).float().cpu().numpy()
@@ -224,14 +265,16 @@ class SnapshotTrainer:
         self.model_name = model_name
         self.task_type = task_type
         self.config = config
-        self.module: Any = None
-        self.device: Any = None
-        self.edges: Any = None
-        self._edges_of: Any = None
+        #: the network, built by :meth:`fit` or :meth:`restore`
+        self.module: Network | None = None
+        self.device: torch.device | None = None
+        #: the rows of the dataset the network streams (:meth:`_load_edges`), and that dataset
+        self.edges: SnapshotEdges | None = None
+        self._edges_of: TemporalGraphDataset | None = None
         self._digest: str | None = None
         self._num_nodes: int | None = None
         #: history states kept for prediction: first snapshot not yet observed -> state (``None``: empty history)
-        self._boundaries: dict[int, Any] = {0: None}
+        self._boundaries: dict[int, History | None] = {0: None}
         #: the snapshot the module's live history is at (``None``: not a usable position, seek a boundary)
         self._position: int | None = None
 
@@ -257,7 +300,7 @@ class SnapshotTrainer:
                 "batch": "one snapshot", "loss": "bce, one random negative per positive",
                 "eval_every": PROTOCOL["eval_every"], "limit_batches": c.limit_batches}
 
-    def _check(self, dataset: Any, task: Mapping[str, Any]) -> None:
+    def _check(self, dataset: TemporalGraphDataset, task: Mapping[str, Any]) -> None:
         if str(task.get("type")) != self.task_type:
             raise UnsupportedTaskError(f"this {self.model_name} trainer answers {self.task_type} tasks, not "
                                        f"{task.get('type')!r} (task {task.get('name')!r}); make one with "
@@ -266,7 +309,7 @@ class SnapshotTrainer:
             raise UnsupportedTaskError(f"{self.model_name} trains on snapshots, and {dataset.name}@{dataset.version} "
                                        "has continuous time (no snapshot_splits); use a discrete-time dataset")
 
-    def _prepare(self, dataset: Any, task: Mapping[str, Any]) -> dict[str, Any]:
+    def _prepare(self, dataset: TemporalGraphDataset, task: Mapping[str, Any]) -> dict[str, Any]:
         """Resolve the settings for ``dataset``, put its rows on the device and build the network there."""
         self._check(dataset, task)
         self._num_nodes, self._digest = dataset.num_nodes, dataset.digest
@@ -279,7 +322,7 @@ class SnapshotTrainer:
         self._boundaries, self._position = {0: None}, None
         return settings
 
-    def _load_edges(self, dataset: Any) -> None:
+    def _load_edges(self, dataset: TemporalGraphDataset) -> None:
         if self._edges_of is dataset:
             return
         t = np.asarray(dataset.t)
@@ -292,7 +335,7 @@ class SnapshotTrainer:
 
     # -------------------------------------------------------------------------------------------------- fitting
 
-    def fit(self, dataset: Any, task: Mapping[str, Any]) -> FitReport:
+    def fit(self, dataset: TemporalGraphDataset, task: Mapping[str, Any]) -> FitReport:
         """Train on the train split (Algorithm 1), select the epoch with the best validation score, keep its weights
         and its history states at the start and end of val. ``FitReport.best_val`` is that score (higher is better:
         F1 or MRR); ``history`` has ``train_loss``, ``val_f1``/``val_mrr`` and ``seconds`` per epoch.
@@ -311,16 +354,19 @@ class SnapshotTrainer:
         report.train_seconds = time.perf_counter() - started
         return report
 
-    def _epochs(self, dataset: Any, task: Mapping[str, Any], settings: Mapping[str, Any], report: FitReport) -> None:
+    def _epochs(self, dataset: TemporalGraphDataset, task: Mapping[str, Any], settings: Mapping[str, Any],
+                report: FitReport) -> None:
         torch = require_torch(f"training {self.model_name}")
-        optimiser = torch.optim.Adam(self.module.parameters(), lr=settings["lr"])
+        module = self._network()
+        optimiser = torch.optim.Adam(module.parameters(), lr=settings["lr"])
         train, val = dataset.split("train"), dataset.split("val")
         train_start, train_stop, val_start, val_stop = train.start, train.stop, val.start, val.stop
         steps = train_stop - train_start
         if settings["limit_batches"]:
             steps = min(steps, settings["limit_batches"])
         queries = self._query_set(torch, dataset, task, "val")  # on the device once, reset every epoch
-        best_loss, stale, best = math.inf, 0, None
+        best_loss, stale = math.inf, 0
+        best: tuple[dict[str, Tensor], dict[int, History | None]] | None = None
         for epoch in range(settings["epochs"]):
             tick = time.perf_counter()
             loss = self._train_epoch(torch, optimiser, train_start, train_start + steps, epoch, settings["epochs"])
@@ -334,8 +380,8 @@ class SnapshotTrainer:
             if report.best_epoch < 0 or score > report.best_val:
                 report.best_val, report.best_epoch = score, epoch
                 report.val_metric, report.higher_is_better = name, True
-                best = ({k: v.detach().to("cpu", copy=True) for k, v in self.module.state_dict().items()},
-                        {val_start: entry, val_stop: self.module.history()})
+                best = ({k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()},
+                        {val_start: entry, val_stop: module.history()})
             if loss < best_loss:
                 best_loss, stale = loss, 0
             else:
@@ -343,23 +389,24 @@ class SnapshotTrainer:
             if not math.isfinite(loss) or stale >= settings["patience"] or score >= 1.0:
                 break
         if best is not None:
-            self.module.load_state_dict(best[0])
+            module.load_state_dict(best[0])
             self._boundaries = {0: None, **best[1]}
         self._position = None
 
-    def _train_epoch(self, torch: Any, optimiser: Any, start: int, stop: int, epoch: int, epochs: int) -> float:
+    def _train_epoch(self, torch: ModuleType, optimiser: torch.optim.Optimizer, start: int, stop: int, epoch: int,
+                     epochs: int) -> float:
         """One pass of Algorithm 1 over snapshots ``[start, stop)`` from an empty history; the mean step loss."""
-        module, n = self.module, self.num_nodes
+        module, n, edges = self._network(), self.num_nodes, self._edges()
         module.train()
         module.reset_history()
         with torch.no_grad():
             for t in range(0, start):  # a train split that does not start at 0: its past is history, not loss
-                module.observe(t, *self.edges.rows(t))
+                module.observe(t, *edges.rows(t))
         bar = Steps(f"{self.model_name} epoch {epoch + 1}/{epochs}", stop - start) if self.config.progress else None
         total = torch.zeros((), dtype=torch.float64, device=self.device)
         trained, label = 0, "loss -"
         for t in range(start, stop):
-            src, dst = self.edges.rows(t)
+            src, dst = edges.rows(t)
             if src.numel():
                 neg = training_negatives(torch, src, dst, n)
                 z, assoc = module.embed(torch.unique(torch.cat([src, dst, neg])))
@@ -392,35 +439,50 @@ class SnapshotTrainer:
     def num_nodes(self) -> int:
         return int(self._num_nodes or 0)
 
-    def _query_set(self, torch: Any, dataset: Any, task: Mapping[str, Any], split: str) -> Any:
+    def _query_set(self, torch: ModuleType, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str
+                   ) -> PairQueries | RankQueries:
         kind = PairQueries if self.task_type == "snapshot-link-prediction" else RankQueries
-        return kind(torch, dataset, task, split, self.edges)
+        return kind(torch, dataset, task, split, self._edges())
 
-    def _seek(self, target: int) -> Any:
+    def _network(self) -> Network:
+        """The network :meth:`fit` or :meth:`restore` built."""
+        if self.module is None:
+            raise NotFittedError(f"{self.model_name} has no network yet: call fit(...) or restore(...) first")
+        return self.module
+
+    def _edges(self) -> SnapshotEdges:
+        """The rows :meth:`_load_edges` put on the device."""
+        if self.edges is None:
+            raise NotFittedError(f"{self.model_name} has no data on the device yet: call fit(...) or restore(...) "
+                                 "first")
+        return self.edges
+
+    def _seek(self, target: int) -> History:
         """Bring the module's history (in eval mode) to "every snapshot before ``target`` observed"; returns that
         history state. Resumes from the live history when it is not past ``target``, else from the latest kept
         boundary at or before it, and observes the snapshots in between without scoring them."""
         torch = require_torch("predicting")
-        self.module.eval()  # first: TGN's memory flushes its pending messages when it leaves training mode
+        module, edges = self._network(), self._edges()
+        module.eval()  # first: TGN's memory flushes its pending messages when it leaves training mode
         position = self._position
         if position is None or position > target:
             position = max(b for b in self._boundaries if b <= target)
             state = self._boundaries[position]
             if state is None:
-                self.module.reset_history()
+                module.reset_history()
             else:
-                self.module.load_history(state)
+                module.load_history(state)
         with torch.no_grad():
             for t in range(position, target):
-                self.module.observe(t, *self.edges.rows(t))
+                module.observe(t, *edges.rows(t))
         self._position = target
-        return self.module.history()
+        return module.history()
 
-    def _stream(self, torch: Any, queries: Any, start: int, stop: int) -> None:
+    def _stream(self, torch: ModuleType, queries: PairQueries | RankQueries, start: int, stop: int) -> None:
         """Predict each snapshot of ``[start, stop)`` from the history before it, then observe it."""
-        module = self.module
+        module, edges = self._network(), self._edges()
 
-        def score(src: Any, dst: Any) -> Any:
+        def score(src: Tensor, dst: Tensor) -> Tensor:
             return torch.sigmoid(module.decoder(z[assoc[src]], z[assoc[dst]]))
 
         with torch.no_grad():
@@ -428,12 +490,12 @@ class SnapshotTrainer:
                 if queries.graded(t):
                     z, assoc = module.embed(queries.needs(t))
                     queries.collect(t, score)
-                module.observe(t, *self.edges.rows(t))
+                module.observe(t, *edges.rows(t))
         self._position = stop
 
     # ------------------------------------------------------------------------------------------------ predicting
 
-    def predict(self, dataset: Any, task: Mapping[str, Any], split: str) -> dict[str, Any]:
+    def predict(self, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str) -> dict[str, Column]:
         """The submission for ``split`` in the task's schema: a score in [0, 1] per candidate pair of every graded
         snapshot (``t, src, dst, score``), or per query (``query, pos_score, neg_scores``) for a ranking task.
 
@@ -460,7 +522,7 @@ class SnapshotTrainer:
         with isolated_rng(self.config.seed, self.device):
             self._load_edges(dataset)
             queries = self._query_set(torch, dataset, task, split)
-            start, stop = dataset.snapshot_splits[split]
+            start, stop = _snapshot_range(dataset, split)
             self._seek(start)
             self._stream(torch, queries, start, stop)
         return queries.submission(dataset, task, split)
@@ -469,14 +531,14 @@ class SnapshotTrainer:
 
     def state(self) -> dict[str, Any]:
         """The weights and the kept history states (CPU tensors and ints): what :meth:`predict` resumes from."""
-        def cpu(state: Any) -> Any:
+        def cpu(state: History) -> History:
             return {k: (v.detach().cpu() if hasattr(v, "detach") else v) for k, v in state.items()}
 
-        return {"weights": {k: v.detach().cpu() for k, v in self.module.state_dict().items()},
+        return {"weights": {k: v.detach().cpu() for k, v in self._network().state_dict().items()},
                 "boundaries": [{"t": int(t), "history": cpu(s)} for t, s in sorted(self._boundaries.items())
                                if s is not None]}
 
-    def restore(self, state: Mapping[str, Any], dataset: Any, task: Mapping[str, Any]) -> None:
+    def restore(self, state: Mapping[str, Any], dataset: TemporalGraphDataset, task: Mapping[str, Any]) -> None:
         """Rebuild the network for ``dataset`` on the configured device and load ``state``.
 
         Raises:
@@ -486,12 +548,12 @@ class SnapshotTrainer:
         """
         require_torch(f"loading {self.model_name}")
         self._prepare(dataset, task)
-        self.module.load_state_dict(state["weights"])
+        self._network().load_state_dict(state["weights"])
         self._boundaries = {0: None, **{int(b["t"]): dict(b["history"]) for b in state["boundaries"]}}
         self._position = None
 
 
-def training_negatives(torch: Any, src: Any, dst: Any, num_nodes: int) -> Any:
+def training_negatives(torch: ModuleType, src: Tensor, dst: Tensor, num_nodes: int) -> Tensor:
     """One negative destination per positive ``(src, dst)`` of a snapshot: uniform over the nodes, redrawn (a fixed
     :data:`RESAMPLE_ROUNDS` times, so the device never waits on a check) where ``(src, neg)`` is a positive.
     T-GRAB's ``get_neg_link``; a self-pair is a valid negative there too."""

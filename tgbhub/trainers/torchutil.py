@@ -10,12 +10,16 @@ import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from tgbhub.errors import InvalidNameError, MissingExtraError
 
+if TYPE_CHECKING:
+    import torch
 
-def require_torch(needed_for: str) -> Any:
+
+def require_torch(needed_for: str) -> ModuleType:
     """The ``torch`` module, imported now.
 
     Raises:
@@ -28,7 +32,7 @@ def require_torch(needed_for: str) -> Any:
     return torch
 
 
-def save_atomic(payload: Any, path: str | os.PathLike[str]) -> Path:
+def save_atomic(payload: object, path: str | os.PathLike[str]) -> Path:
     """``torch.save`` of ``payload`` to a temp file beside ``path``, renamed into place: a run killed while writing
     leaves the previous file, never half of one.
 
@@ -45,7 +49,7 @@ def save_atomic(payload: Any, path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def resolve_device(name: str) -> Any:
+def resolve_device(name: str) -> torch.device:
     """``auto`` -> the first CUDA device when one is usable, else the CPU; ``cpu``/``cuda``/``cuda:N`` as given.
 
     Raises:
@@ -63,7 +67,7 @@ def resolve_device(name: str) -> Any:
 
 
 @contextlib.contextmanager
-def isolated_rng(seed: int, device: Any) -> Iterator[None]:
+def isolated_rng(seed: int, device: torch.device | None) -> Iterator[None]:
     """Seed torch's generators for the duration of a run and restore the caller's RNG state afterwards.
 
     Module initialisers and dropout draw from torch's global generators; forking them keeps a run reproducible
@@ -93,10 +97,10 @@ class EarlyStopping:
         self.patience = patience
         self.best = math.inf
         self.best_epoch = -1
-        self.best_state: dict[str, Any] | None = None
+        self.best_state: dict[str, torch.Tensor] | None = None
         self.stale = 0
 
-    def update(self, epoch: int, loss: float, module: Any) -> bool:
+    def update(self, epoch: int, loss: float, module: torch.nn.Module) -> bool:
         """Record ``loss`` of ``epoch``; returns True when training should stop."""
         if loss < self.best:
             self.best, self.best_epoch, self.stale = loss, epoch, 0
@@ -105,7 +109,7 @@ class EarlyStopping:
             self.stale += 1
         return self.stale >= self.patience
 
-    def restore(self, module: Any) -> None:
+    def restore(self, module: torch.nn.Module) -> None:
         """Load the best weights seen into ``module`` (no-op before the first update)."""
         if self.best_state is not None:
             module.load_state_dict(self.best_state)

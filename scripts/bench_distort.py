@@ -28,8 +28,8 @@ import numpy as np
 
 import tgbhub
 from tgbhub.api import registry
-from generators.tlpcf.catalogue import DEFAULT_KINDS, DEFAULT_SEEDS, variant_name
-from generators.tlpcf.distort import distort, tau_bar, variant_key
+from generators.tlpcf.catalogue import DEFAULT_KINDS, DEFAULT_SEEDS, derived_name
+from generators.tlpcf.distort import distort, tau_bar, derivation_key
 from scripts._table import print_table
 
 LARGEST = "t-grab/psto-64-p90"
@@ -45,7 +45,7 @@ def _load_all(names: list[str], cache: str) -> float:
 
 def build_defaults(bases: list[str], seeds: tuple[int, ...]) -> tuple[float, float, int]:
     """Seconds to build every parent, then the given seeds of every default kind, into one empty cache."""
-    variants = [variant_name(base, kind, params, seed) for base in bases for kind, params in DEFAULT_KINDS
+    variants = [derived_name(base, kind, params, seed) for base in bases for kind, params in DEFAULT_KINDS
                 for seed in seeds]
     with tempfile.TemporaryDirectory() as cache:
         parents = _load_all(bases, cache)
@@ -86,7 +86,7 @@ def throughput(repeats: int) -> list[tuple[str, str, str, str]]:
     test = dataset.split("test")
     src, dst, t = np.asarray(test.src), np.asarray(test.dst), np.asarray(test.t)
     tau_bar(t)  # fail early on a degenerate split
-    key = variant_key(dataset.digest, "shuffle", {}, 0)
+    key = derivation_key(dataset.digest, "shuffle", {}, 0)
     rows = []
     for label, ours, theirs in (
             ("shuffle", lambda: distort(src, dst, t, "shuffle", {}, key, symmetric=True),

@@ -18,7 +18,7 @@ from tgbhub.errors import GenerationError
 from generators.negatives import _mix
 from generators.tlpcf.distort import (KEY_VERSION, _stable_order, canonical_params, distort,
                                              distort_with_facts, inside, open_uniform, raw_draws, shuffle_permutation,
-                                             tau_bar, variant_key, variant_string)
+                                             tau_bar, derivation_key, derivation_string)
 from generators.transforms import names, transform
 from tgbhub.hashing import content_digest
 
@@ -201,36 +201,36 @@ def test_canonical_params_refuses(kind, params, needle) -> None:
 
 
 def test_variant_key_is_canonical_and_documented() -> None:
-    text = variant_string(DIGEST, "intense", {"scope": "test", "k": 5}, 3)
+    text = derivation_string(DIGEST, "intense", {"scope": "test", "k": 5}, 3)
     assert text == f"{KEY_VERSION}|{DIGEST}|intense|k=5,scope=test|3"
-    assert variant_string(DIGEST, "shuffle", {}, 0) == f"tgbhub-distort-v1|{DIGEST}|shuffle|scope=test|0"
+    assert derivation_string(DIGEST, "shuffle", {}, 0) == f"tgbhub-distort-v1|{DIGEST}|shuffle|scope=test|0"
     expected = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-    assert variant_key(DIGEST, "intense", {"k": 5}, 3) == expected
-    assert variant_key(DIGEST, "intense", {"scope": "test", "k": 5}, 3) == expected
-    assert variant_key(DIGEST, "intense", {"k": 5, "scope": "test"}, np.int64(3)) == expected
-    assert variant_key(DIGEST, "intense", {"k": 5}, 3) == GOLDEN_KEY  # pinned: the hash recipe never drifts
-    keys = {variant_key(DIGEST, kind, params, seed) for kind, params in
+    assert derivation_key(DIGEST, "intense", {"k": 5}, 3) == expected
+    assert derivation_key(DIGEST, "intense", {"scope": "test", "k": 5}, 3) == expected
+    assert derivation_key(DIGEST, "intense", {"k": 5, "scope": "test"}, np.int64(3)) == expected
+    assert derivation_key(DIGEST, "intense", {"k": 5}, 3) == GOLDEN_KEY  # pinned: the hash recipe never drifts
+    keys = {derivation_key(DIGEST, kind, params, seed) for kind, params in
             (("shuffle", {}), ("intense", {"k": 1}), ("intense", {"k": 5})) for seed in range(10)}
     assert len(keys) == 30 and all(0 <= key <= MASK for key in keys)
-    assert variant_key("1f" * 32, "shuffle", {}, 0) != variant_key(DIGEST, "shuffle", {}, 0)
+    assert derivation_key("1f" * 32, "shuffle", {}, 0) != derivation_key(DIGEST, "shuffle", {}, 0)
 
 
 @pytest.mark.parametrize("seed", [-1, 1.0, True, "0", None])
 def test_variant_key_refuses_bad_seeds(seed) -> None:
     with pytest.raises(GenerationError, match="seed must be a non-negative int"):
-        variant_key(DIGEST, "shuffle", {}, seed)
+        derivation_key(DIGEST, "shuffle", {}, seed)
 
 
 @pytest.mark.parametrize("digest", ["", "a|b", "ab cd", None])
 def test_variant_key_refuses_bad_digests(digest) -> None:
     with pytest.raises(GenerationError, match="parent digest"):
-        variant_key(digest, "shuffle", {}, 0)
+        derivation_key(digest, "shuffle", {}, 0)
 
 
 # --------------------------------------------------------------------------------------------- the stream
 
 def test_raw_draws_are_splitmix64_outputs() -> None:
-    for key in (0, 1, 12345, MASK, variant_key(DIGEST, "shuffle", {}, 0)):
+    for key in (0, 1, 12345, MASK, derivation_key(DIGEST, "shuffle", {}, 0)):
         draws = raw_draws(key, 50)
         assert draws.dtype == np.uint64
         assert [int(x) for x in draws] == [_splitmix_reference(key, i) for i in range(50)]
@@ -271,7 +271,7 @@ def test_tau_bar() -> None:
 
 def test_permutation_is_a_stable_sort_on_draw_then_id() -> None:
     assert _stable_order(np.array([5, 3, 5, 3, 0], dtype=np.uint64)).tolist() == [4, 1, 3, 0, 2]
-    key = variant_key(DIGEST, "shuffle", {}, 4)
+    key = derivation_key(DIGEST, "shuffle", {}, 4)
     perm = shuffle_permutation(1000, key)
     assert perm.dtype == np.int64 and np.array_equal(np.sort(perm), np.arange(1000))
     draws = [_splitmix_reference(key, i) for i in range(1000)]
@@ -283,7 +283,7 @@ def test_jitter_follows_the_documented_draws() -> None:
     """Copy c of event j is t_j + (2u - 1) tau_bar with u from draw j * k + c, computed here in pure Python."""
     src, dst, t = _directed_stream(60)
     k = 3
-    key = variant_key(DIGEST, "intense", {"k": k}, 2)
+    key = derivation_key(DIGEST, "intense", {"k": k}, 2)
     cols = distort(src, dst, t, "intense", {"k": k}, key, symmetric=False)
     tau = (int(t.max()) - int(t.min())) / len(t)
     for row in range(len(cols["t"])):
@@ -311,7 +311,7 @@ def test_shuffle_invariants_tiny(symmetric: bool, seed: int) -> None:
     src, dst, t = _directed_stream(seed=seed + 10)
     if symmetric:
         src, dst, t = _symmetric(src, dst, t)
-    key = variant_key(DIGEST, "shuffle", {}, seed)
+    key = derivation_key(DIGEST, "shuffle", {}, seed)
     cols = distort(src, dst, t, "shuffle", {}, key, symmetric=symmetric)
     _check_shuffle(src, dst, t, cols, symmetric)
     # event j got the timestamp of event perm[j]
@@ -327,7 +327,7 @@ def test_intense_invariants_tiny(symmetric: bool, k: int) -> None:
     src, dst, t = _directed_stream(seed=k)
     if symmetric:
         src, dst, t = _symmetric(src, dst, t)
-    cols, facts = distort_with_facts(src, dst, t, "intense", {"k": k}, variant_key(DIGEST, "intense", {"k": k}, 0),
+    cols, facts = distort_with_facts(src, dst, t, "intense", {"k": k}, derivation_key(DIGEST, "intense", {"k": k}, 0),
                                      symmetric=symmetric)
     tau = _check_intense(src, dst, t, cols, k, symmetric)
     n = len(_events_in(src, dst, t, symmetric)[2])
@@ -344,7 +344,7 @@ def test_float_timestamps_and_self_loops() -> None:
     s, d, tt = _symmetric(src, dst, t)
     assert len(s) == 10  # self-loops are stored once
     for kind, params in (("shuffle", {}), ("intense", {"k": 4})):
-        cols = distort(s, d, tt, kind, params, variant_key(DIGEST, kind, params, 1), symmetric=True)
+        cols = distort(s, d, tt, kind, params, derivation_key(DIGEST, kind, params, 1), symmetric=True)
         if kind == "shuffle":
             _check_shuffle(s, d, tt, cols, True)
         else:
@@ -356,7 +356,7 @@ def test_tgrab_shuffle_invariants(tgrab_test) -> None:
     src, dst, t = tgrab_test
     assert len(t) == 14_080 and np.all(src != dst)
     for seed in range(3):
-        key = variant_key(DIGEST, "shuffle", {}, seed)
+        key = derivation_key(DIGEST, "shuffle", {}, seed)
         cols, facts = distort_with_facts(src, dst, t, "shuffle", {}, key, symmetric=True)
         _check_shuffle(src, dst, t, cols, True)
         assert facts["n_events_in"] == facts["n_events_out"] == 7_040 and facts["n_rows_out"] == 14_080
@@ -373,7 +373,7 @@ def test_tgrab_shuffle_invariants(tgrab_test) -> None:
 @pytest.mark.parametrize("k", [1, 5])
 def test_tgrab_intense_invariants(tgrab_test, k: int) -> None:
     src, dst, t = tgrab_test
-    cols = distort(src, dst, t, "intense", {"k": k}, variant_key(DIGEST, "intense", {"k": k}, 0), symmetric=True)
+    cols = distort(src, dst, t, "intense", {"k": k}, derivation_key(DIGEST, "intense", {"k": k}, 0), symmetric=True)
     tau = _check_intense(src, dst, t, cols, k, True)
     assert tau == 127 / 7_040
     forward = src < dst
@@ -390,7 +390,7 @@ def test_intense_binned_counts_within_edge_bound() -> None:
     src = np.zeros(3000, dtype=np.int32)
     dst = np.ones(3000, dtype=np.int32)
     k = 5
-    cols = distort(src, dst, t, "intense", {"k": k}, variant_key(DIGEST, "intense", {"k": k}, 0), symmetric=False)
+    cols = distort(src, dst, t, "intense", {"k": k}, derivation_key(DIGEST, "intense", {"k": k}, 0), symmetric=False)
     tau = tau_bar(t)
     edges = np.linspace(t.min() - 1, t.max() + 1, 31)
     before, after = np.histogram(t, edges)[0], np.histogram(cols["t"], edges)[0]
@@ -406,22 +406,22 @@ def test_same_key_same_bytes_and_seeds_differ(tgrab_test) -> None:
     perms, jitters = set(), set()
     for seed in range(10):
         for kind, params in (("shuffle", {}), ("intense", {"k": 5})):
-            key = variant_key(DIGEST, kind, params, seed)
+            key = derivation_key(DIGEST, kind, params, seed)
             a = distort(src, dst, t, kind, params, key, symmetric=True)
             b = distort(src.copy(), dst.copy(), t.copy(), kind, params, key, symmetric=True)
             assert all(a[name].tobytes() == b[name].tobytes() for name in COLUMNS)
             (perms if kind == "shuffle" else jitters).add(_digest(a))
     assert len(perms) == 10 and len(jitters) == 10
     # k = 1 is a stream of its own, not copy 0 of k = 5
-    one = distort(src, dst, t, "intense", {"k": 1}, variant_key(DIGEST, "intense", {"k": 1}, 0), symmetric=True)
-    five = distort(src, dst, t, "intense", {"k": 5}, variant_key(DIGEST, "intense", {"k": 5}, 0), symmetric=True)
+    one = distort(src, dst, t, "intense", {"k": 1}, derivation_key(DIGEST, "intense", {"k": 1}, 0), symmetric=True)
+    five = distort(src, dst, t, "intense", {"k": 5}, derivation_key(DIGEST, "intense", {"k": 5}, 0), symmetric=True)
     first = five["copy_idx"] == 0
     assert not np.array_equal(np.sort(one["t"]), np.sort(five["t"][first]))
 
 
 _SUBPROCESS = """
 import json, numpy as np
-from generators.tlpcf.distort import distort, variant_key
+from generators.tlpcf.distort import distort, derivation_key
 from tgbhub.hashing import content_digest
 rng = np.random.default_rng(5)
 t = np.sort(rng.integers(0, 5000, 20000)).astype(np.int64)
@@ -429,7 +429,7 @@ src = rng.integers(0, 300, 20000).astype(np.int32)
 dst = rng.integers(0, 300, 20000).astype(np.int32)
 out = {}
 for kind, params in (("shuffle", {}), ("intense", {"k": 5}), ("intense", {"k": 1})):
-    key = variant_key("0f" * 32, kind, params, 7)
+    key = derivation_key("0f" * 32, kind, params, 7)
     out[f"{kind}{params}"] = content_digest(distort(src, dst, t, kind, params, key, symmetric=False))
 print(json.dumps(out, sort_keys=True))
 """
@@ -463,7 +463,7 @@ def _golden_stream() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def test_golden_bytes(kind: str) -> None:
     src, dst, t = _golden_stream()
     params = {"k": 5} if kind == "intense" else {}
-    cols = distort(src, dst, t, kind, params, variant_key(DIGEST, kind, params, 0), symmetric=True)
+    cols = distort(src, dst, t, kind, params, derivation_key(DIGEST, kind, params, 0), symmetric=True)
     assert _digest(cols) == GOLDEN[kind]
 
 
@@ -473,7 +473,7 @@ def test_global_rng_state_is_untouched(tgrab_test) -> None:
     random.seed(99)
     numpy_before, python_before = np.random.get_state(), random.getstate()
     for kind, params in (("shuffle", {}), ("intense", {"k": 5})):
-        distort(src, dst, t, kind, params, variant_key(DIGEST, kind, params, 0), symmetric=True)
+        distort(src, dst, t, kind, params, derivation_key(DIGEST, kind, params, 0), symmetric=True)
     shuffle_permutation(100, 1)
     numpy_after = np.random.get_state()
     assert numpy_before[0] == numpy_after[0] and np.array_equal(numpy_before[1], numpy_after[1])
@@ -485,7 +485,7 @@ def test_global_rng_state_is_untouched(tgrab_test) -> None:
 
 def test_distort_refuses_bad_input() -> None:
     src, dst, t = _directed_stream(50)
-    key = variant_key(DIGEST, "shuffle", {}, 0)
+    key = derivation_key(DIGEST, "shuffle", {}, 0)
     with pytest.raises(GenerationError, match="not mirror images"):
         distort(src, dst, t, "shuffle", {}, key, symmetric=True)
     with pytest.raises(GenerationError, match="dst has shape"):
@@ -530,7 +530,7 @@ def test_jitter_is_uniform_and_copies_independent(tgrab_test) -> None:
     k = 5
     forward = src < dst
     for seed in (0, 1):
-        cols = distort(src, dst, t, "intense", {"k": k}, variant_key(DIGEST, "intense", {"k": k}, seed),
+        cols = distort(src, dst, t, "intense", {"k": k}, derivation_key(DIGEST, "intense", {"k": k}, seed),
                        symmetric=True)
         out = _events_out(cols, True)
         tau = 127 / 7_040
@@ -547,7 +547,7 @@ def test_jitter_is_uniform_and_copies_independent(tgrab_test) -> None:
 def test_jitter_ks_with_scipy(tgrab_test) -> None:
     stats = pytest.importorskip("scipy.stats")
     src, dst, t = tgrab_test
-    cols = distort(src, dst, t, "intense", {"k": 5}, variant_key(DIGEST, "intense", {"k": 5}, 2), symmetric=True)
+    cols = distort(src, dst, t, "intense", {"k": 5}, derivation_key(DIGEST, "intense", {"k": 5}, 2), symmetric=True)
     out = _events_out(cols, True)
     scaled = (out["t"] - t[src < dst][out["orig_event_id"]]) / (127 / 7_040)
     assert stats.kstest(scaled, stats.uniform(loc=-1, scale=2).cdf).pvalue > 0.01
@@ -561,7 +561,7 @@ def test_shuffle_is_uniform_over_seeds() -> None:
     t = np.arange(n, dtype=np.int64) * 10
     src = np.arange(n, dtype=np.int32)
     for seed in range(draws):
-        key = variant_key(DIGEST, "shuffle", {}, seed)
+        key = derivation_key(DIGEST, "shuffle", {}, seed)
         perm = tuple(shuffle_permutation(n, key).tolist())
         counts[perm] = counts.get(perm, 0) + 1
         target[perm.index(0)] += 1
@@ -605,10 +605,10 @@ def test_periodic_stream_cv() -> None:
     order = np.lexsort((dst, src, t))
     t, src, dst = t[order].astype(np.int64), src[order].astype(np.int32), dst[order].astype(np.int32)
     assert _mean_pair_cv(src, dst, t.astype(float)) == 0.0
-    shuffled = distort(src, dst, t, "shuffle", {}, variant_key(DIGEST, "shuffle", {}, 0), symmetric=False)
+    shuffled = distort(src, dst, t, "shuffle", {}, derivation_key(DIGEST, "shuffle", {}, 0), symmetric=False)
     cv_shuffle = _mean_pair_cv(shuffled["src"], shuffled["dst"], shuffled["t"])
     assert 0.9 < cv_shuffle < 1.1
-    intense = distort(src, dst, t, "intense", {"k": 5}, variant_key(DIGEST, "intense", {"k": 5}, 0),
+    intense = distort(src, dst, t, "intense", {"k": 5}, derivation_key(DIGEST, "intense", {"k": 5}, 0),
                       symmetric=False)
     cv_intense = _mean_pair_cv(intense["src"], intense["dst"], intense["t"])
     assert 1.85 < cv_intense < 2.1

@@ -13,7 +13,7 @@ import pytest
 import tgbhub
 from tgbhub import api
 from tgbhub.errors import GenerationError, IntegrityError, InvalidNameError, ManifestError
-from generators.tlpcf.catalogue import DEFAULT_KINDS, DEFAULT_SEEDS, defaults, parse_variant, variant_name
+from generators.tlpcf.catalogue import DEFAULT_KINDS, DEFAULT_SEEDS, defaults, parse_derived, derived_name
 from tgbhub.manifest import plain, read_manifest
 from tgbhub.registry import Registry
 from tgbhub.local.gateway import BuildSource
@@ -35,7 +35,7 @@ def derived(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _variants(base: str) -> list[str]:
-    return [variant_name(base, kind, params, seed) for kind, params in DEFAULT_KINDS for seed in DEFAULT_SEEDS]
+    return [derived_name(base, kind, params, seed) for kind, params in DEFAULT_KINDS for seed in DEFAULT_SEEDS]
 
 
 def test_every_default_variant_is_published_for_every_t_grab_dataset(derived) -> None:
@@ -56,18 +56,18 @@ def test_every_default_variant_is_published_for_every_t_grab_dataset(derived) ->
     ("t-grab/ce-64", None), ("t-grab/ce-64~shuffle", None), ("t-grab/ce-64~intense-k5-s-1", None),
 ])
 def test_the_name_grammar_round_trips(text: str, parsed: tuple | None) -> None:
-    assert parse_variant(text) == parsed
+    assert parse_derived(text) == parsed
     if parsed is not None:
-        assert variant_name(*parsed) == text
+        assert derived_name(*parsed) == text
         assert tgbhub.registry.parse_reference(f"{text}@1.0.0").name == text  # composes with @version
 
 
 def test_names_are_canonical_and_refuse_bad_parameters() -> None:
-    assert variant_name(BASE, "intense", {"scope": "test", "k": 5}, 0) == f"{BASE}~intense-k5-s0"
+    assert derived_name(BASE, "intense", {"scope": "test", "k": 5}, 0) == f"{BASE}~intense-k5-s0"
     for kind, params, seed, words in [("intense", {}, 0, "k"), ("intense", {"k": 0}, 0, "k"),
                                       ("jitter", {}, 0, "jitter"), ("shuffle", {}, -1, "seed")]:
         with pytest.raises(GenerationError, match=words):
-            variant_name(BASE, kind, params, seed)
+            derived_name(BASE, kind, params, seed)
 
 
 @pytest.mark.parametrize("base", ["t-grab/ce-64", BASE])

@@ -561,9 +561,9 @@ def _derived(name: str, version: str | None, root: Path, settings: Fetching,
             raise DatasetNotFoundError.with_advice(name.partition("@")[0], advice) from missing
         raise missing
     from tgbhub.evaluate.metrics import generative_scores  # a variant's manifest records ATD/ACD to its parent
-    from tgbhub.local.derive import variant_on_request  # imports the build source: only for this path
+    from tgbhub.local.derive import derived_on_request  # imports the build source: only for this path
 
-    return variant_on_request(name, version, catalogue, root, lambda parent: open_verified(parent, root, settings),
+    return derived_on_request(name, version, catalogue, root, lambda parent: open_verified(parent, root, settings),
                               missing, fetch_published=lambda variant, at: _published_document(variant, at, settings),
                               distances=generative_scores)
 
@@ -862,7 +862,7 @@ def _require_baseline(model: str, manifest: Manifest, task: Mapping[str, Any]) -
             f"{', '.join(models_for(str(task.get('type'))))})")
 
 
-def variant_names(base: str, kinds: Sequence[str] | None = None, seeds: Sequence[int] | None = None) -> list[str]:
+def derived_names(base: str, kinds: Sequence[str] | None = None, seeds: Sequence[int] | None = None) -> list[str]:
     """The canonical names of the variants of the base dataset ``base``, in kind order, then by seed. Names only:
     published variants load as published, any other is built on request (:mod:`tgbhub.local.derive`).
 
@@ -879,7 +879,7 @@ def variant_names(base: str, kinds: Sequence[str] | None = None, seeds: Sequence
             spelling, e.g. ``intense-k5`` for ``intense-k05``).
         GenerationError: for an unknown transform, a missing, non-int or out-of-range parameter, or a bad seed.
     """
-    from tgbhub.local.gateway import variant_names as names
+    from tgbhub.local.gateway import derived_names as names
 
     return names(base, None if kinds is None else list(kinds), None if seeds is None else list(seeds))
 
@@ -935,7 +935,7 @@ def counterfactual(name: str, model: str | None = None, *, predictions: str | os
     if scored is not None and kinds is None and seeds is None:
         wanted = sorted({v for v, _ in scored if v != REAL})
     else:
-        wanted = variant_names(real.manifest.name, kinds or None, seeds)
+        wanted = derived_names(real.manifest.name, kinds or None, seeds)
     variants = [load_dataset(variant, cache_dir=cache_dir, offline=offline) for variant in wanted]
 
     def baseline(label: str) -> Predict:
@@ -984,7 +984,7 @@ def generative_check(name: str, predictions: str | os.PathLike[str], *, seeds: S
     result = generative.generative_evaluation(real, predictions, fallback=fallback,
                                               clip_to_reference_window=clip_to_reference_window, directed=directed)
     shuffles, jittered = ([load_dataset(variant, cache_dir=cache_dir, offline=offline)
-                           for variant in variant_names(real.manifest.name, [kind], seeds)]
+                           for variant in derived_names(real.manifest.name, [kind], seeds)]
                           for kind in ("shuffle", "intense-k1"))
     result["baselines"] = generative.generative_baselines(
         real, shuffles, jittered, fallback=fallback, clip_to_reference_window=clip_to_reference_window,

@@ -255,13 +255,13 @@ def counterfactual(name: str, model: str | None = None, *, predictions: str | os
     root = str(config.cache_root(cache_dir).absolute())
     settings = dict(predictions=predictions, kinds=kinds, seeds=seeds, cache_dir=root, offline=offline, **options)
     if client is not None or scheduler is not None:
-        names = [name, *_variant_names(name, predictions, kinds, seeds)]
+        names = [name, *_derived_names(name, predictions, kinds, seeds)]
         build(names, client=client, scheduler=scheduler, cache_dir=root, offline=offline,
               retries=retries).raise_for_failures()
     return api.counterfactual(name, model, **settings)
 
 
-def _variant_names(name: str, predictions: str | os.PathLike[str] | None, kinds: Sequence[str] | None,
+def _derived_names(name: str, predictions: str | os.PathLike[str] | None, kinds: Sequence[str] | None,
                    seeds: Sequence[int] | None) -> list[str]:
     """The variants :func:`tgbhub.api.counterfactual` will load for these arguments (its defaults; with a
     predictions file and neither kinds nor seeds, the ones the file scores)."""
@@ -269,7 +269,7 @@ def _variant_names(name: str, predictions: str | os.PathLike[str] | None, kinds:
 
     if predictions is not None and kinds is None and seeds is None:
         return sorted({variant for variant, _ in read_predictions(predictions) if variant != REAL})
-    return api.variant_names(api.resolve(name).name, kinds or None, seeds)
+    return api.derived_names(api.resolve(name).name, kinds or None, seeds)
 
 
 def _ready(name: str, root: str, offline: bool | None) -> str:

@@ -39,8 +39,8 @@ from ..manifests import croissant_document, file_object, parquet_record_set
 from ..negatives import hist_rnd, history_csr, stream_key
 from ..ranking import negatives_file, ranking_task, write_negatives
 from ..transforms import canonical_params, transform as transform_spec
-from .catalogue import CITATION, GENERATOR, VERSION, Variant, variant_name
-from .distort import distort, tau_bar, variant_key
+from .catalogue import CITATION, GENERATOR, VERSION, Derivation, derived_name
+from .distort import derivation_key, distort, tau_bar
 
 EVENTS_FILE = "test-events.parquet"
 REGENERATED_FILE = "negatives-test-regenerated.parquet"
@@ -75,7 +75,7 @@ def transform(parent: Manifest, parent_columns: Mapping[str, Mapping[str, np.nda
     edges_file = parent.graph["edges_file"]
     edges = parent_columns[edges_file]
     first, last = _parent_rows(parent, edges)
-    key = variant_key(str(parent.file(edges_file).digest), kind, params, seed)
+    key = derivation_key(str(parent.file(edges_file).digest), kind, params, seed)
     events = distort(np.asarray(edges["src"][first:last]), np.asarray(edges["dst"][first:last]),
                      np.asarray(edges["t"][first:last]), kind, params, key, symmetric=bool(parent.graph["symmetric"]))
     parent_negatives = parent_columns.get(negatives_file(SPLIT))
@@ -97,7 +97,7 @@ def transform(parent: Manifest, parent_columns: Mapping[str, Mapping[str, np.nda
     spec = _parent_negatives(parent)
     history = history_csr(np.asarray(edges["src"][:first]), np.asarray(edges["dst"][:first]),
                           int(parent.graph["num_nodes"]))
-    stream = stream_key(variant_name(parent.name, kind, params, seed), SPLIT, seed)
+    stream = stream_key(derived_name(parent.name, kind, params, seed), SPLIT, seed)
     fresh, count = hist_rnd(events["t"], events["src"], events["dst"], history, int(parent.graph["num_nodes"]),
                             int(spec["q"]), float(spec["hist_ratio"]), stream, queries=queries)
     return {EVENTS_FILE: events, negatives_file(SPLIT): paired, REGENERATED_FILE: {**keys, "negatives": fresh,
@@ -166,7 +166,7 @@ def invariants(kind: str, params: Mapping[str, Any], before: tuple[np.ndarray, .
     return facts
 
 
-def manifest_document(variant: Variant, parent: Manifest, parent_columns: Mapping[str, Mapping[str, np.ndarray]],
+def manifest_document(variant: Derivation, parent: Manifest, parent_columns: Mapping[str, Mapping[str, np.ndarray]],
                       files: Mapping[str, Mapping[str, np.ndarray]], folder: Path,
                       distances: Distances) -> dict[str, Any]:
     """The Croissant manifest of one built variant (``folder`` holds its files); ``distances`` is the evaluator's
@@ -224,7 +224,7 @@ def manifest_document(variant: Variant, parent: Manifest, parent_columns: Mappin
         extra={"prov:wasDerivedFrom": {"@id": _parent_url(parent)}, "isBasedOn": {"@id": _parent_url(parent)}})
 
 
-def _responsible_ai(variant: Variant, parent: Manifest, params: Mapping[str, Any]) -> dict[str, Any]:
+def _responsible_ai(variant: Derivation, parent: Manifest, params: Mapping[str, Any]) -> dict[str, Any]:
     """The variant's Croissant RAI fields: its parent's (the data it is made of), each extended by what the transform
     changes; a parent manifest without a field (an import cached before RAI fields existed) says so instead."""
     def inherited(key: str) -> list[str]:

@@ -19,7 +19,7 @@ from typing import Any
 from tgbhub.errors import InvalidNameError
 
 from ..tgrab.catalogue import entries as tgrab_entries
-from ..transforms import kind_label, parse_kind, parse_suffix, variant_suffix
+from ..transforms import derived_suffix, kind_label, parse_kind, parse_suffix
 
 GENERATOR = "tlpcf/distort"
 #: the transform's code version: a variant's bytes are a function of (parent content, kind, params, seed, VERSION)
@@ -34,16 +34,16 @@ CITATION = ("@article{rahman2024tlpcf, title={Rethinking Evaluation Strategy for
             "journal={Preprint}, year={2024}, note={code: github.com/Aniq55/TLPCF}}")
 
 
-def variant_name(base: str, kind: str, params: Mapping[str, Any], seed: int) -> str:
+def derived_name(base: str, kind: str, params: Mapping[str, Any], seed: int) -> str:
     """The canonical name of a variant of ``base`` (``family/name``); ``scope`` is implied (always the test split).
 
     Raises:
         GenerationError: for an unknown kind, a missing, invalid or out-of-range parameter, or a bad seed.
     """
-    return f"{base}~{variant_suffix(kind, params, seed)}"
+    return f"{base}~{derived_suffix(kind, params, seed)}"
 
 
-def variant_names(base: str, kinds: Sequence[str] | None = None, seeds: Sequence[int] | None = None) -> list[str]:
+def derived_names(base: str, kinds: Sequence[str] | None = None, seeds: Sequence[int] | None = None) -> list[str]:
     """The canonical names of ``base``'s variants of each kind in ``kinds``, written as in a variant's name
     (``shuffle``, ``intense-k5``; default the published kinds), and each seed in ``seeds`` (default the published
     seeds): in kind order, then by seed.
@@ -54,7 +54,7 @@ def variant_names(base: str, kinds: Sequence[str] | None = None, seeds: Sequence
         GenerationError: for an unknown kind, a missing, invalid or out-of-range parameter, or a bad seed.
     """
     chosen = DEFAULT_KINDS if kinds is None else [_written_kind(label) for label in kinds]
-    return [variant_name(base, kind, params, seed) for kind, params in chosen
+    return [derived_name(base, kind, params, seed) for kind, params in chosen
             for seed in (DEFAULT_SEEDS if seeds is None else seeds)]
 
 
@@ -75,7 +75,7 @@ def _written_kind(label: str) -> tuple[str, dict[str, int]]:
     return parsed
 
 
-def parse_variant(name: str) -> tuple[str, str, dict[str, int], int] | None:
+def parse_derived(name: str) -> tuple[str, str, dict[str, int], int] | None:
     """``(base, kind, params, seed)`` of a variant name, or ``None`` if ``name`` names no variant."""
     base, tilde, suffix = name.partition("~")
     parsed = parse_suffix(suffix) if tilde else None
@@ -86,8 +86,8 @@ def parse_variant(name: str) -> tuple[str, str, dict[str, int], int] | None:
 
 
 @dataclass(frozen=True)
-class Variant:
-    """One distorted variant to build: its base (``family/name``) and the base version it pins, transform and seed.
+class Derivation:
+    """How one derived dataset is made: its base (``family/name``) and the base version it pins, transform and seed.
 
     Its version is its parent's: ``base~kind-...@V`` is derived from ``base@V``, so one ``name@version`` means the same
     bytes on every machine, whatever other versions of the base it holds. (A transform whose output changes is a new
@@ -106,14 +106,14 @@ class Variant:
 
     @property
     def name(self) -> str:
-        return variant_name(self.base, self.kind, self.params, self.seed)
+        return derived_name(self.base, self.kind, self.params, self.seed)
 
     @property
     def parent(self) -> str:
         return f"{self.base}@{self.base_version}"
 
 
-def defaults() -> list[Variant]:
+def defaults() -> list[Derivation]:
     """Every published default variant: for each T-GRAB dataset, each default kind, seeds 0-9."""
-    return [Variant(base=entry.name, base_version=entry.version, kind=kind, params=params, seed=seed)
+    return [Derivation(base=entry.name, base_version=entry.version, kind=kind, params=params, seed=seed)
             for entry in tgrab_entries() for kind, params in DEFAULT_KINDS for seed in DEFAULT_SEEDS]

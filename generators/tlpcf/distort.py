@@ -13,7 +13,7 @@ exactly with the events and then re-derived from them. ``orig_event_id`` is an e
 input order; for symmetric data without self-loops that is the index of the parent's ``src < dst`` rows, i.e. the
 row of the parent's ranking query (``negatives-test.parquet``).
 
-*Variant key.* ``variant_key`` hashes ``tgbhub-distort-v1|<parent digest>|<kind>|<canonical params>|<seed>``
+*Derivation key.* ``derivation_key`` hashes ``tgbhub-distort-v1|<parent digest>|<kind>|<canonical params>|<seed>``
 (e.g. ``tgbhub-distort-v1|ab12..|intense|k=5,scope=test|3``) with sha256 and reads the first 8 bytes
 little-endian as a uint64. Canonical params: every parameter filled in (``scope=test`` by default), the kind's
 own parameters alphabetically, then ``scope``, each as ``name=value``.
@@ -84,8 +84,8 @@ def _params_string(params: Mapping[str, Any]) -> str:
     return ",".join(f"{name}={value}" for name, value in params.items())
 
 
-def variant_string(parent_digest: str, kind: str, params: Mapping[str, Any], seed: int) -> str:
-    """The string :func:`variant_key` hashes, e.g. ``tgbhub-distort-v1|<digest>|intense|k=5,scope=test|3``.
+def derivation_string(parent_digest: str, kind: str, params: Mapping[str, Any], seed: int) -> str:
+    """The string :func:`derivation_key` hashes, e.g. ``tgbhub-distort-v1|<digest>|intense|k=5,scope=test|3``.
 
     Raises:
         GenerationError: for a bad digest (empty, or holding ``|`` or whitespace, which would make the string
@@ -100,15 +100,15 @@ def variant_string(parent_digest: str, kind: str, params: Mapping[str, Any], see
     return f"{KEY_VERSION}|{parent_digest}|{kind}|{_params_string(canonical)}|{int(seed)}"
 
 
-def variant_key(parent_digest: str, kind: str, params: Mapping[str, Any], seed: int) -> int:
-    """The uint64 key of one variant: the first 8 bytes, little-endian, of sha256 of :func:`variant_string`.
+def derivation_key(parent_digest: str, kind: str, params: Mapping[str, Any], seed: int) -> int:
+    """The uint64 key of one variant: the first 8 bytes, little-endian, of sha256 of :func:`derivation_string`.
 
     Invariant to the order of ``params`` and to spelled-out defaults (``scope="test"``).
 
     Raises:
-        GenerationError: as :func:`variant_string`.
+        GenerationError: as :func:`derivation_string`.
     """
-    digest = hashlib.sha256(variant_string(parent_digest, kind, params, seed).encode()).digest()
+    digest = hashlib.sha256(derivation_string(parent_digest, kind, params, seed).encode()).digest()
     return int.from_bytes(digest[:8], "little")
 
 
@@ -302,7 +302,7 @@ def distort(src: np.ndarray, dst: np.ndarray, t: np.ndarray, kind: str, params: 
         src, dst: the split's endpoints (integer ids, stored as int32).
         t: its timestamps, int64 (``|t| <= 2**53``) or finite float64, in stored order.
         kind, params: ``"shuffle"`` (no parameters) or ``"intense"`` with ``k``; ``scope`` defaults to ``"test"``.
-        key: the variant's uint64 key, from :func:`variant_key`.
+        key: the variant's uint64 key, from :func:`derivation_key`.
         symmetric: the rows store undirected edges both ways (events are the ``src <= dst`` rows).
 
     Returns:

@@ -11,7 +11,7 @@ from tgbhub.manifest import Recipe, plain
 
 from ..families import Built, Distances, Family, Inputs
 from .artifacts import manifest_document, transform, write
-from .catalogue import GENERATOR, VERSION, Variant, defaults
+from .catalogue import GENERATOR, VERSION, Derivation, defaults
 
 
 def _preflight(recipe: Recipe) -> None:
@@ -39,7 +39,7 @@ def _build(recipe: Recipe, folder: Path, inputs: Inputs) -> Built:
     return Built(files=write(files, folder), columns=files)
 
 
-def _write(variant: Variant, folder: Path, inputs: Inputs) -> dict[str, Any]:
+def _write(variant: Derivation, folder: Path, inputs: Inputs) -> dict[str, Any]:
     """Build a catalogue variant from its parent, built locally (the parent's manifest is the bundled one)."""
     from .parents import load_parent  # the authoring side builds parents with the real generators
 

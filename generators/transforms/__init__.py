@@ -8,8 +8,8 @@ bounds, the dataset kinds it applies to, its invariants and ``apply``), named he
 Adding a transform: write ``generators/transforms/<name>.py`` defining ``TRANSFORM``, then add one line to
 :data:`REGISTERED` (a module path starting with ``.`` is inside this folder; any other is imported as written).
 
-Variant names: ``<family>/<base>~<kind>[-<param><value>...]-s<seed>``, parameters alphabetically, ``scope`` left
-out (it is always the test split), e.g. ``t-grab/ce-64~intense-k5-s0``.
+Derived datasets' names: ``<family>/<base>~<kind>[-<param><value>...]-s<seed>``, parameters alphabetically,
+``scope`` left out (it is always the test split), e.g. ``t-grab/ce-64~intense-k5-s0``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from .spec import Param, Transform
 
 __all__ = ["REGISTERED", "SCOPES", "MAX_SEED", "TRANSFORMS", "Param", "Transform", "applicable", "canonical_params",
            "check_seed", "is_int", "kind_label", "names", "parse_kind", "parse_suffix", "transform", "transforms",
-           "variant_suffix"]
+           "derived_suffix"]
 
 #: transform kind -> the module that defines its ``TRANSFORM``
 REGISTERED: dict[str, str] = {
@@ -131,7 +131,7 @@ def kind_label(kind: str, params: Mapping[str, Any]) -> str:
     return kind + "".join(f"-{key}{value}" for key, value in canonical.items() if key != "scope")
 
 
-def variant_suffix(kind: str, params: Mapping[str, Any], seed: int) -> str:
+def derived_suffix(kind: str, params: Mapping[str, Any], seed: int) -> str:
     """What follows ``~`` in a variant's canonical name: ``intense-k5-s0``.
 
     Raises:

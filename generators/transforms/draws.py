@@ -26,7 +26,7 @@ def check_key(key: object) -> np.uint64:
         GenerationError: if ``key`` is not an int in ``[0, 2**64)``.
     """
     if not is_int(key) or not 0 <= int(key) <= _MASK64:
-        raise GenerationError(f"key must be an int in [0, 2**64), got {key!r}; derive it with variant_key(...)")
+        raise GenerationError(f"key must be an int in [0, 2**64), got {key!r}; derive it with derivation_key(...)")
     return np.uint64(int(key))
 
 

@@ -30,10 +30,10 @@ from tgbhub.errors import DatasetNotFoundError, GenerationError, InvalidNameErro
 from tgbhub.local.gateway import (
     Parent,
     build_and_install,
-    canonical_variant_name,
+    canonical_derived_name,
     check_transform_applies,
-    parse_variant_name,
-    variant_builder,
+    derived_builder,
+    parse_derived_name,
 )
 from tgbhub.manifest import Manifest
 from tgbhub.registry import Registry, parse_reference
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from tgbhub.local.gateway import Distances
 
 
-def variant_on_request(text: str, version: str | None, registry: Registry, root: Path,
+def derived_on_request(text: str, version: str | None, registry: Registry, root: Path,
                        opener: Callable[[Manifest], tuple[TemporalGraphDataset | TrajectoryDataset, CacheEntry]],
                        not_found: DatasetNotFoundError,
                        fetch_published: Callable[[str, str], bytes | None] | None = None,
@@ -65,11 +65,11 @@ def variant_on_request(text: str, version: str | None, registry: Registry, root:
         IntegrityError: if a published variant's manifest derived here is not the published one.
     """
     reference = parse_reference(text, version)
-    parsed = parse_variant_name(reference.name)
+    parsed = parse_derived_name(reference.name)
     if parsed is None:
         raise not_found
     base, kind, params, seed = parsed
-    canonical = canonical_variant_name(base, kind, params, seed)  # GenerationError: unknown kind, bounds
+    canonical = canonical_derived_name(base, kind, params, seed)  # GenerationError: unknown kind, bounds
     if canonical != reference.name:
         raise InvalidNameError(f"{reference.name!r} is not a canonical variant name; did you mean {canonical!r}?")
     try:
@@ -90,7 +90,7 @@ def variant_on_request(text: str, version: str | None, registry: Registry, root:
         raise GenerationError(f"building {reference.name} records ATD/ACD against its parent, but no distance "
                               "function was handed over; load it with tgbhub.load_dataset")
     return build_and_install(root, reference.name, version,
-                             variant_builder(open_parent, kind, params, seed, distances),
+                             derived_builder(open_parent, kind, params, seed, distances),
                              expected_sha256=published.manifest_sha256 if published is not None else None,
                              fetch_published=None if fetch_published is None else
                              (lambda: fetch_published(reference.name, version)))

@@ -242,27 +242,27 @@ def _check_published(name: str, version: str, text: str, expected_sha256: str | 
                              "name; the parent dataset itself is unaffected.")
 
 
-def parse_variant_name(name: str) -> tuple[str, str, dict[str, Any], int] | None:
+def parse_derived_name(name: str) -> tuple[str, str, dict[str, Any], int] | None:
     """``(base, kind, params, seed)`` of a variant name (``base~kind[-pN...]-sSEED``), or ``None`` if ``name``
     has not that shape."""
-    from generators.tlpcf.catalogue import parse_variant
+    from generators.tlpcf.catalogue import parse_derived
 
-    return parse_variant(name)
+    return parse_derived(name)
 
 
-def canonical_variant_name(base: str, kind: str, params: Mapping[str, Any], seed: int) -> str:
+def canonical_derived_name(base: str, kind: str, params: Mapping[str, Any], seed: int) -> str:
     """The canonical name of a variant.
 
     Raises:
         GenerationError: for an unknown transform, a missing, non-int or out-of-range parameter (naming the allowed
             range), or a bad seed.
     """
-    from generators.tlpcf.catalogue import variant_name
+    from generators.tlpcf.catalogue import derived_name
 
-    return variant_name(base, kind, params, seed)
+    return derived_name(base, kind, params, seed)
 
 
-def variant_names(base: str, kinds: Sequence[str] | None = None, seeds: Sequence[int] | None = None) -> list[str]:
+def derived_names(base: str, kinds: Sequence[str] | None = None, seeds: Sequence[int] | None = None) -> list[str]:
     """The canonical names of ``base``'s variants of each kind, written as in a variant's name (``shuffle``,
     ``intense-k5``; default the published kinds), and each seed (default the published seeds): in kind order, then by
     seed.
@@ -272,7 +272,7 @@ def variant_names(base: str, kinds: Sequence[str] | None = None, seeds: Sequence
             spelling).
         GenerationError: for an unknown transform, a missing, non-int or out-of-range parameter, or a bad seed.
     """
-    from generators.tlpcf.catalogue import variant_names as names
+    from generators.tlpcf.catalogue import derived_names as names
 
     return names(base, kinds, seeds)
 
@@ -296,7 +296,7 @@ def transform_cards() -> list[dict[str, Any]]:
     return [spec.card() for spec in transforms()]
 
 
-def variant_builder(open_parent: Callable[[], Parent], kind: str, params: Mapping[str, Any], seed: int,
+def derived_builder(open_parent: Callable[[], Parent], kind: str, params: Mapping[str, Any], seed: int,
                     distances: Distances) -> OnRequest:
     """The on-request build of one variant of the verified parent ``open_parent()`` returns (opened only when the
     variant is built, not when it is found): its files and the manifest the catalogue's own code would write (see
@@ -309,11 +309,11 @@ def variant_builder(open_parent: Callable[[], Parent], kind: str, params: Mappin
     """
     def build(staging: Path) -> tuple[dict[str, Any], Fetched]:
         from generators.tlpcf.artifacts import manifest_document, transform, write
-        from generators.tlpcf.catalogue import Variant
+        from generators.tlpcf.catalogue import Derivation
 
         parent = open_parent()
         manifest = parent.manifest
-        variant = Variant(base=manifest.name, base_version=manifest.version, kind=kind, params=dict(params),
+        variant = Derivation(base=manifest.name, base_version=manifest.version, kind=kind, params=dict(params),
                           seed=seed)
         files = transform(manifest, parent.columns, kind, params, seed)
         written = write(files, staging)

@@ -82,3 +82,16 @@ def test_empty_version_names_the_fix() -> None:
     with pytest.raises(InvalidNameError, match="no version") as info:
         Registry().lookup("t-grab/ce-64@")
     assert "'t-grab/ce-64@MAJOR.MINOR.PATCH'" in str(info.value)
+
+
+def test_select_takes_names_or_a_family_or_every_dataset_never_two_at_once() -> None:
+    registry = Registry()
+    assert registry.select(["t-grab/ce-4"]) == ["t-grab/ce-4"]
+    assert len(registry.select(family="t-grab")) == 52
+    assert "t-grab/ce-4~shuffle-s0" in registry.select(family="t-grab", derived=True)
+    with pytest.raises(InvalidNameError, match="not both"):
+        registry.select(["chaosnet/mini-k2.0-rho0.1-n8"], family="t-grab")
+    with pytest.raises(InvalidNameError, match="unknown family 'tgrab'; families: chaosnet, t-grab"):
+        registry.select(family="tgrab")
+    with pytest.raises(InvalidNameError, match="nothing selected"):
+        registry.select()

@@ -173,8 +173,12 @@ class Registry:
         of every family; ``derived`` adds the published derived datasets of those.
 
         Raises:
-            InvalidNameError: if nothing is selected, or ``family`` is unknown (naming the known ones).
+            InvalidNameError: if nothing is selected, names come with ``family`` or ``every`` (one would be dropped),
+                or ``family`` is unknown (naming the known ones).
         """
+        if names and (family is not None or every):
+            raise InvalidNameError(f"name datasets ({', '.join(names)}) or pass --family/--all, not both: which to "
+                                   "build would be ambiguous")
         if every:
             return self.names(derived=derived)
         if family is not None:

@@ -240,7 +240,7 @@ def test_report_table_and_files(structured_report: cf.Report, tmp_path: Path) ->
     if "plot" in written:
         assert written["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     else:
-        assert "pip install 'tgbhub[plot]'" in structured_report.plot_skipped
+        assert "pip install -e '.[plot]'" in structured_report.plot_skipped
 
 
 # --- the public entry points -----------------------------------------------------------------------------------------

@@ -370,7 +370,7 @@ def test_plot_report_writes_a_png(snapshots, tmp_path: Path) -> None:
 
 def test_plot_without_matplotlib_names_the_extra(snapshots, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(ModuleNotFoundError, match=r"pip install 'tgbhub\[plot\]'"):
+    with pytest.raises(ModuleNotFoundError, match=r"pip install -e '\.\[plot\]'"):
         diag.plot_report(diag.report(snapshots), tmp_path / "stats.png")
     assert not (tmp_path / "stats.png").exists()
 
@@ -425,5 +425,5 @@ def test_cli_out_without_matplotlib_still_writes_the_json(shared_cache: Path, ca
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert main(["--cache-dir", str(shared_cache), "forecast-stats", SNAPSHOTS, "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
-    assert "plot skipped:" in printed and "pip install 'tgbhub[plot]'" in printed
+    assert "plot skipped:" in printed and "pip install -e '.[plot]'" in printed
     assert [p.name for p in tmp_path.iterdir()] == ["forecast-stats-t-grab-pdet-2-16.json"]

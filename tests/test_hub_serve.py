@@ -445,7 +445,7 @@ def test_missing_olah_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "olah" else real(name, *a))
-    with pytest.raises(HubServerError, match=r"pip install 'tgbhub\[serve\]'"):
+    with pytest.raises(HubServerError, match=r"pip install -e '\.\[serve\]'"):
         start_local_hub(tmp_path)
 
 

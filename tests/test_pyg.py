@@ -126,7 +126,7 @@ def test_loader_refuses_bad_input() -> None:
 def test_missing_extra_names_the_pip_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in [m for m in sys.modules if m == "torch_geometric" or m.startswith("torch_geometric.")]:
         monkeypatch.setitem(sys.modules, name, None)  # a None entry makes `import` raise ModuleNotFoundError
-    with pytest.raises(MissingExtraError, match=r"pip install 'tgbhub\[pyg\]'") as info:
+    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[pyg\]'") as info:
         to_temporal_data(object())
     assert isinstance(info.value, ModuleNotFoundError)
 

@@ -33,7 +33,7 @@ def import_h5py(needed_for: str) -> Any:
     """The h5py module.
 
     Raises:
-        MissingExtraError: naming ``pip install 'tgbhub[hdf5]'`` if h5py is not installed.
+        MissingExtraError: naming the ``hdf5`` extra if h5py is not installed.
     """
     try:
         import h5py

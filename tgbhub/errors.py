@@ -183,13 +183,14 @@ class HubServerError(TgbhubError, RuntimeError):
 
 
 class MissingExtraError(TgbhubError, ModuleNotFoundError):
-    """An optional dependency a dataset kind needs is not installed; the message names the pip extra."""
+    """An optional dependency is not installed; the message names the package and the extra of a checkout's
+    install that brings it."""
 
     def __init__(self, package: str, extra: str, needed_for: str) -> None:
         self.package = package
         self.extra = extra
-        super().__init__(f"{needed_for} needs {package}, which is not installed: pip install 'tgbhub[{extra}]'",
-                         name=package)
+        super().__init__(f"{needed_for} needs {package}, which is not installed: pip install {package} (or, in a "
+                         f"tgbhub checkout, pip install -e '.[{extra}]')", name=package)
 
 
 class SubmissionWarning(UserWarning):

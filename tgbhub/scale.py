@@ -1,4 +1,4 @@
-"""Scale past one machine: build, verify and grade on a Dask cluster (the optional ``tgbhub[dask]`` backend).
+"""Scale past one machine: build, verify and grade on a Dask cluster (the optional ``dask`` extra).
 
 One dataset (or one submission) is one task. A task runs the very path a serial call runs,
 :func:`tgbhub.api.load_dataset`, on the worker, against the cache root the client names (a shared filesystem in
@@ -12,7 +12,7 @@ Per-dataset failures never raise: they come back as rows (``status == "failed"``
 its end, and :meth:`BuildReport.raise_for_failures` turns them into one error when a caller wants that. The command
 line prints the summary and exits 1.
 
-Dask is imported only inside the functions that talk to a cluster: without ``tgbhub[dask]`` the serial path works
+Dask is imported only inside the functions that talk to a cluster: without the ``dask`` extra the serial path works
 and the cluster path raises :class:`~tgbhub.errors.MissingExtraError`.
 """
 

@@ -90,7 +90,7 @@ def train(model: str, name: str, *, version: str | None = None, seed: int = 42, 
     >>> tgbhub.train("dlinear", "chaosnet/k0.5-rho0.3-n8", seed=42)  # doctest: +SKIP
 
     Raises:
-        MissingExtraError: without torch (``pip install 'tgbhub[train]'``).
+        MissingExtraError: without torch (the ``train`` extra).
         UnsupportedTaskError: if ``model`` trains for none of the dataset's tasks.
         InvalidNameError: for a bad device, split or hyper-parameter, ``resume`` without ``write``, or
             ``time_limit`` without ``resume``.

@@ -331,12 +331,13 @@ class TemporalGraphDataset(Gradable):
         whose jittered times a cast to int64 would truncate), as :attr:`dtypes` has them.
 
         Raises:
-            ModuleNotFoundError: if torch is not installed (``pip install 'tgbhub[torch]'``).
+            ModuleNotFoundError: if torch is not installed (the ``torch`` extra).
         """
         try:
             import torch
         except ModuleNotFoundError as exc:
-            raise ModuleNotFoundError("to_torch needs PyTorch: pip install 'tgbhub[torch]'") from exc
+            raise ModuleNotFoundError("to_torch needs PyTorch: pip install torch==2.13.0 (or, in a tgbhub checkout, "
+                                      "pip install -e '.[torch]')") from exc
         target = torch.device(device) if device is not None else torch.device(
             "cuda" if torch.cuda.is_available() else "cpu")
         time = np.int64 if np.issubdtype(self.t.dtype, np.integer) else np.float64
@@ -350,7 +351,7 @@ class TemporalGraphDataset(Gradable):
         :func:`tgbhub.forecasting.pyg.to_temporal_data`.
 
         Raises:
-            MissingExtraError: if torch or torch_geometric is not installed (``pip install 'tgbhub[pyg]'``).
+            MissingExtraError: if torch or torch_geometric is not installed (the ``pyg`` extra).
             InvalidNameError: if ``split`` is not one of the dataset's splits.
         """
         from tgbhub.forecasting.pyg import to_temporal_data

@@ -187,7 +187,7 @@ class TrajectoryDataset(Gradable):
         A read-only memory map (an ``h5py.Dataset`` with the same slicing if the file cannot be mapped).
 
         Raises:
-            MissingExtraError: if h5py is not installed (``pip install 'tgbhub[hdf5]'``).
+            MissingExtraError: if h5py is not installed (the ``hdf5`` extra).
         """
         return self._contents["state"]
 
@@ -292,7 +292,7 @@ class TrajectoryDataset(Gradable):
         ``edge_index`` (int64) as torch tensors on ``device`` (default: CUDA when available, else CPU), moved once.
 
         Raises:
-            MissingExtraError: if torch is not installed (``pip install 'tgbhub[torch]'``).
+            MissingExtraError: if torch is not installed (the ``torch`` extra).
         """
         try:
             import torch

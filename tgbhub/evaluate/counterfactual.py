@@ -623,7 +623,7 @@ def plot_report(report: Report, path: str | os.PathLike[str], metrics: Sequence[
     """Draw real vs distorted means with 95 % CIs, one panel per metric, groups per kind, one colour per model.
 
     Raises:
-        MissingExtraError: if matplotlib is not installed (``pip install 'tgbhub[plot]'``).
+        MissingExtraError: if matplotlib is not installed (the ``plot`` extra).
     """
     try:
         import matplotlib

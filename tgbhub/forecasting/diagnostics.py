@@ -5,7 +5,7 @@ Fixed-size batches of ``b`` events lose information (events of different times i
 horizon do not. This module measures all three on an event stream, the way the paper does (normalised mutual
 information of timestamp and batch id, Fig. 2 and Table 2; of batch id and window id, Table 3; ``|E_t|`` and
 ``T/m``, Table 1) and with direct counts of our own (the paper defines none), and composes them into one JSON-ready
-:func:`report` per dataset. :func:`plot_report` draws it (needs matplotlib: ``pip install 'tgbhub[plot]'``).
+:func:`report` per dataset. :func:`plot_report` draws it (needs matplotlib: the ``plot`` extra).
 
 Conventions: logarithms are natural; every mean and standard deviation is the population one (``ddof=0``); a
 measure that is undefined (a coefficient of variation with mean 0, the durations of a single batch) is ``None``,
@@ -531,7 +531,7 @@ def plot_report(result: Mapping[str, Any], path: str | os.PathLike[str]) -> Path
     durations over time vs the window length. Written to a temporary file in the target folder, then renamed.
 
     Raises:
-        MissingExtraError: (a ``ModuleNotFoundError``) if matplotlib is not installed: ``pip install 'tgbhub[plot]'``.
+        MissingExtraError: (a ``ModuleNotFoundError``) if matplotlib is not installed: the ``plot`` extra.
         OSError: if ``path`` cannot be written.
     """
     try:

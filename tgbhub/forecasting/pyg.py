@@ -16,7 +16,7 @@ copy of the input whose edge-level attributes are cut to the window; node-level 
 
 torch and torch_geometric are imported on first use, so importing this module never needs them; without them every
 entry point raises :class:`~tgbhub.errors.MissingExtraError` (a ``ModuleNotFoundError``) naming
-``pip install 'tgbhub[pyg]'``. ``SnapshotLoader`` subclasses ``torch.utils.data.DataLoader``, so it is defined on
+the ``pyg`` extra. ``SnapshotLoader`` subclasses ``torch.utils.data.DataLoader``, so it is defined on
 first access (PEP 562 ``__getattr__``).
 """
 
@@ -65,7 +65,7 @@ def _require_pyg(needed_for: str) -> tuple[ModuleType, ModuleType]:
     """``(torch, torch_geometric)``, imported now.
 
     Raises:
-        MissingExtraError: if either is not installed (``pip install 'tgbhub[pyg]'``).
+        MissingExtraError: if either is not installed (the ``pyg`` extra).
     """
     try:
         import torch
@@ -92,7 +92,7 @@ def to_temporal_data(dataset: GraphDataset, split: str | None = None) -> Tempora
     ``dataset.num_nodes``.
 
     Raises:
-        MissingExtraError: if torch or torch_geometric is not installed (``pip install 'tgbhub[pyg]'``).
+        MissingExtraError: if torch or torch_geometric is not installed (the ``pyg`` extra).
         InvalidNameError: if ``split`` is not one of the dataset's splits.
         ManifestError: if the manifest declares edge features this function cannot build.
     """
@@ -279,7 +279,7 @@ def _define_snapshot_loader(torch: Any) -> type:
         (the underlying :class:`SnapshotWindows`).
 
         Raises:
-            MissingExtraError: if torch or torch_geometric is not installed (``pip install 'tgbhub[pyg]'``).
+            MissingExtraError: if torch or torch_geometric is not installed (the ``pyg`` extra).
             InvalidNameError: for an input without an edge-level time, NaN/infinite times, a horizon that is not a
                 positive number (a whole number for integer times), or a fixed DataLoader argument.
         """
@@ -302,7 +302,7 @@ def __getattr__(name: str) -> Any:
     """PEP 562: define ``SnapshotLoader`` on first access, so importing this module does not import torch.
 
     Raises:
-        MissingExtraError: for ``SnapshotLoader`` without torch/torch_geometric (``pip install 'tgbhub[pyg]'``).
+        MissingExtraError: for ``SnapshotLoader`` without torch/torch_geometric (the ``pyg`` extra).
         AttributeError: for any other unknown name.
     """
     if name == "SnapshotLoader":

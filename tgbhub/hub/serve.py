@@ -2,7 +2,7 @@
 
 Two parts, both bound to one address:
 
-* **olah** (MIT, ``pip install tgbhub[serve]``) in offline mirror mode answers the Hub API: refs, trees, revision
+* **olah** (MIT, the ``serve`` extra) in offline mirror mode answers the Hub API: refs, trees, revision
   info, small files, everything ``huggingface_hub`` and ``datasets`` ask for.
 * a **front** server in this process receives every request. It answers file downloads of LFS-stored files itself,
   straight from ``.git/lfs/objects`` with ``sendfile`` and ``Range`` support, the way the real Hub hands large files
@@ -122,7 +122,8 @@ def start_local_hub(root: str | os.PathLike[str], port: int = 0, host: str = "12
             within ``ready_timeout`` seconds (with the tail of its log); or ``site`` holds no ``index.html``.
     """
     if importlib.util.find_spec("olah") is None:
-        raise HubServerError("the local Hub needs olah, which is not installed; run: pip install 'tgbhub[serve]'")
+        raise HubServerError("the local Hub needs olah, which is not installed; run: pip install olah==0.5.4 (or, "
+                             "in a tgbhub checkout, pip install -e '.[serve]')")
     root = checked_hub_root(Path(root), allow_empty=allow_empty)
     pages = checked_site(Path(site)) if site is not None else None
     state = _checked_state_dir(root, state_dir)
@@ -289,7 +290,7 @@ def _wait_ready(process: subprocess.Popen[bytes], host: str, port: int, log: Pat
     tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
     state = f"exited with code {process.returncode}" if process.poll() is not None else f"not ready in {timeout} s"
     raise HubServerError(f"olah {state} on {host}:{port}; its log ends with:\n{tail}\nCheck that the port is free "
-                         "and that olah is installed in this environment (pip install 'tgbhub[serve]').")
+                         "and that olah is installed in this environment (pip install olah==0.5.4).")
 
 
 class _FrontServer(ThreadingHTTPServer):

@@ -4,7 +4,7 @@ Pages are rendered from manifests, the derived index and the importers' catalogu
 draw a figure of a dataset the cache already holds (``with_figures=True``), and leaderboard pages from a results repo
 (``results=DIR``, :mod:`tgbhub.site.boards`). ``tgbhub hub serve`` serves the built folder under ``/site/``.
 Importing this package needs no optional dependency: :func:`build_site` asks for jinja2
-(``pip install 'tgbhub[site]'``) when it runs.
+(the ``site`` extra) when it runs.
 """
 
 from tgbhub.site.builder import SiteReport, build_site, render_dataset

@@ -70,7 +70,7 @@ def build_site(out: str | os.PathLike[str], *, family: str | None = None, with_f
     saying that nobody has submitted yet; each row's grader record is copied into the site and linked.
 
     Raises:
-        MissingExtraError: if jinja2 is not installed (``pip install 'tgbhub[site]'``).
+        MissingExtraError: if jinja2 is not installed (the ``site`` extra).
         InvalidNameError: for a family nobody knows (naming the known ones).
         RecordError: if ``results`` is no results repo or holds a board that breaks the leaderboard contract.
         CacheWriteError: if ``out`` cannot be written (a file in the way, no permission, a full disk).
@@ -395,7 +395,7 @@ def draw_figure(manifest: Manifest, root: Path, path: Path) -> Path:
     time) of a temporal graph, the first initial condition's trajectory of a trajectory dataset.
 
     Raises:
-        MissingExtraError: if matplotlib is not installed (``pip install 'tgbhub[plot]'``).
+        MissingExtraError: if matplotlib is not installed (the ``plot`` extra).
         UnsupportedTaskError: for a dataset kind with no figure.
         CacheWriteError: if the file cannot be written.
         IntegrityError, SourceUnavailableError: as :func:`tgbhub.load_dataset` (offline, from the cache).

@@ -155,7 +155,7 @@ class ChaosNetTrainer:
         """Train on the task's train windows, early-stop on the validation MSE, keep the best weights.
 
         Raises:
-            MissingExtraError: without torch (``pip install 'tgbhub[train]'``).
+            MissingExtraError: without torch (the ``train`` extra).
             InvalidNameError: for an unknown hyper-parameter or an unusable device.
         """
         torch = require_torch(f"training {self.model_name}")

@@ -341,7 +341,7 @@ class SnapshotTrainer:
         F1 or MRR); ``history`` has ``train_loss``, ``val_f1``/``val_mrr`` and ``seconds`` per epoch.
 
         Raises:
-            MissingExtraError: without torch (``pip install 'tgbhub[train]'``).
+            MissingExtraError: without torch (the ``train`` extra).
             InvalidNameError: for an invalid hyper-parameter or an unusable device; if the dataset has no val split.
             UnsupportedTaskError: for a task of another type, or a dataset with continuous time.
         """

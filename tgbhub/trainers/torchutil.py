@@ -1,6 +1,6 @@
 """Torch plumbing every trainer shares: the import guard, device choice, seeded RNG, early stopping.
 
-torch is an extra (``pip install 'tgbhub[train]'``): it is imported on first use, so importing tgbhub never needs it.
+torch is an extra (the ``train`` extra): it is imported on first use, so importing tgbhub never needs it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def require_torch(needed_for: str) -> ModuleType:
     """The ``torch`` module, imported now.
 
     Raises:
-        MissingExtraError: if torch is not installed (``pip install 'tgbhub[train]'``).
+        MissingExtraError: if torch is not installed (the ``train`` extra).
     """
     try:
         import torch

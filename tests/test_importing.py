@@ -17,7 +17,8 @@ import pytest
 import tgbhub
 from tests import tgb_formats as formats
 from tests.servers import MirrorServer, serving
-from tgbhub.errors import DatasetNotFoundError, FetchError, GenerationError, IntegrityError, SubmissionError
+from tgbhub.errors import (DatasetNotFoundError, FetchError, GenerationError, IntegrityError, InvalidNameError,
+                           SubmissionError)
 from tgbhub.cache import stored_manifest_path
 from tgbhub.local.imports import import_tgb
 from generators.tgb import catalogue
@@ -446,3 +447,13 @@ def test_cli_imports_a_modified_release_with_expected_stats(release, tmp_path: P
         assert main(["--cache-dir", cache, "import", f"tgb/{NAME}", "--from", str(zipped), "--offline",
                      "--expected-stats", str(tmp_path / bad)]) == 2
         assert why in capsys.readouterr().err
+
+
+def test_the_importer_is_found_by_the_datasets_family() -> None:
+    from tgbhub.local.imports import importer_for
+
+    assert importer_for("tgb/tgbl-wiki") == "tgb"
+    with pytest.raises(InvalidNameError, match="needs its family: .* e.g. `tgbhub import tgb/tgbl-wiki`"):
+        importer_for("tgbl-wiki")
+    with pytest.raises(InvalidNameError, match="no importer converts family 't-grab' .*`tgbhub get t-grab/ce-4`"):
+        importer_for("t-grab/ce-4")

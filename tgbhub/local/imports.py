@@ -107,9 +107,12 @@ def importer_for(name: str) -> str:
     found = {importer_plugin(importer).family: importer for importer in importer_names()}
     if sep and family in found:
         return found[family]
-    example = f"{next(iter(found), 'tgb')}/{short or family}"
-    raise InvalidNameError(f"{name!r} is not a dataset of an importer's family: write FAMILY/NAME with FAMILY one of "
-                           f"{', '.join(sorted(found))}, e.g. `tgbhub import {example}`")
+    known = ", ".join(sorted(found))
+    if sep:
+        raise InvalidNameError(f"no importer converts family {family!r} (importers convert {known}); a bundled "
+                               f"dataset is fetched or built with `tgbhub get {name}`")
+    raise InvalidNameError(f"{name!r} needs its family: write FAMILY/NAME with FAMILY one of {known}, e.g. "
+                           f"`tgbhub import {next(iter(found), 'tgb')}/{name}`")
 
 
 def read_expected_stats(path: str | os.PathLike[str] | None) -> dict[str, Any] | None:

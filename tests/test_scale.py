@@ -197,7 +197,7 @@ def test_scheduler_forms_and_the_missing_extra(tmp_path: Path, monkeypatch: pyte
         with pytest.raises(InvalidNameError, match="--scheduler"):
             scale.build(["t-grab/pdet-2-4"], scheduler=bad, cache_dir=tmp_path)
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if tgbhub[dask] were not installed
-    with pytest.raises(MissingExtraError, match=r"pip install 'tgbhub\[dask\]'"):
+    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[dask\]'"):
         scale.build(["t-grab/pdet-2-4"], scheduler="local:1", cache_dir=tmp_path)
     serial = scale.build(["t-grab/pdet-2-4"], cache_dir=tmp_path)  # the serial path needs no Dask
     assert serial.ok and serial.rows[0].status == "built" and serial.scheduler == "serial"

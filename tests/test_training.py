@@ -59,7 +59,7 @@ def test_task_is_the_first_the_model_trains_for(tmp_path):
 
 def test_without_torch_the_error_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)
-    with pytest.raises(MissingExtraError, match=r"tgbhub\[train\]"):
+    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[train\]'"):
         tgbhub.train("dlinear", NAME, out=tmp_path / "run", cache_dir=tmp_path / "cache", **SMOKE)
 
 

@@ -107,7 +107,7 @@ def test_full_n8_instance_matches_the_protocol_sizes_and_the_test_vector(shared_
 def test_missing_h5py_names_the_extra(mini, monkeypatch: pytest.MonkeyPatch) -> None:
     fresh = type(mini)(mini.manifest, mini.path, "cache")
     monkeypatch.setitem(sys.modules, "h5py", None)
-    with pytest.raises(MissingExtraError, match=r"pip install 'tgbhub\[hdf5\]'"):
+    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[hdf5\]'"):
         fresh.states
 
 
@@ -197,5 +197,5 @@ def test_to_torch_gives_every_split_and_the_graph_on_one_device(mini, monkeypatc
     raw = mini.to_torch("cpu", normalised=False, dtype=np.float64)["train"]
     assert raw.dtype == torch.float64 and np.array_equal(raw.numpy(), mini.trajectories("train", normalised=False))
     monkeypatch.setitem(sys.modules, "torch", None)
-    with pytest.raises(tgbhub.errors.MissingExtraError, match=r"pip install 'tgbhub\[torch\]'"):
+    with pytest.raises(tgbhub.errors.MissingExtraError, match=r"pip install -e '\.\[torch\]'"):
         mini.to_torch()

@@ -189,8 +189,9 @@ class MissingExtraError(TgbhubError, ModuleNotFoundError):
     def __init__(self, package: str, extra: str, needed_for: str) -> None:
         self.package = package
         self.extra = extra
-        super().__init__(f"{needed_for} needs {package}, which is not installed: pip install {package} (or, in a "
-                         f"tgbhub checkout, pip install -e '.[{extra}]')", name=package)
+        # the extra pins what the project tested (torch==2.13.0, the CPU wheel): a bare `pip install torch` would not
+        super().__init__(f"{needed_for} needs {package}, which is not installed: in your tgbhub checkout, run "
+                         f"pip install -e '.[{extra}]'", name=package)
 
 
 class SubmissionWarning(UserWarning):

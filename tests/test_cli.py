@@ -176,6 +176,8 @@ def test_global_options_go_before_or_after_any_command(tmp_path, capsys, monkeyp
       "dropout=1.5", "--out", "RUN"], 2, "dropout=1.5 is out of range; dropout: a number in \\[0, 1\\)"),
     (["train", "lstm", "chaosnet/mini-k2.0-rho0.1-n8", "--hparam", "hidden"], 2, "is not KEY=VALUE"),
     (["hub", "serve", "/etc"], 2, "/etc.* not a hub root"),
+    (["--cache-dir", "CACHE", "leaderboard", "show", "t-grab/pdet-2-16", "--endpoint", "http://127.0.0.1:9"], 2,
+     "ConnectError.*Nothing answered at http://127.0.0.1:9: check --endpoint"),
 ])
 def test_a_users_mistake_is_one_line_and_no_traceback(argv, code, words, tmp_path, capsys) -> None:
     (tmp_path / "file").write_text("not a folder")

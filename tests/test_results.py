@@ -152,3 +152,19 @@ def test_counterfactual_writes_one_record_per_condition(tmp_path: Path) -> None:
     found = [records.read_record(path) for path in sorted(out.glob("*.json"))]
     assert sorted(r["condition"]["variant"] for r in found) == ["real", f"{NAME}~shuffle-s0"]
     assert all(r["kind"] == "counterfactual" and "mrr" in r["metrics"] for r in found)
+
+
+def test_a_submission_or_a_binary_file_passed_as_the_record_is_named_as_such(tmp_path: Path, capsys) -> None:
+    """The record and the submission swapped (or the submission twice) is one line naming the order, not a
+    UnicodeDecodeError traceback."""
+    from tgbhub.cli import main
+
+    submission = tmp_path / "submission.parquet"
+    pq.write_table(pa.table({"score": [0.5]}), submission)
+    assert main(["verify-result", str(submission), str(submission)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is a Parquet file, not a result record (JSON): pass the record first" in err[0]
+    binary = tmp_path / "record.json"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(records.RecordError, match="is not text .*not a result record"):
+        records.read_record(binary)

@@ -238,3 +238,15 @@ def test_concurrent_processes_download_once(use_registry: Registry, mirror_dir: 
     assert all(p.returncode == 0 for p in processes), outputs
     assert sorted(out.strip() for out, _ in outputs) == ["cache", "cache", "mirror"]
     assert server.gets["/t-grab/ce-4/1.0.0/edges.parquet"] == 1
+
+
+def test_a_hub_that_does_not_answer_is_told_apart_from_one_that_lacks_the_dataset(tmp_path: Path) -> None:
+    """A refused connection advises checking the endpoint, not publishing the dataset there."""
+    with socket.socket() as closed:  # a port that was free a moment ago: nothing listens there
+        closed.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SourceWarning)
+        with pytest.raises(SourceUnavailableError) as failed:
+            tgbhub.load_dataset("t-grab/pdet-2-1", cache_dir=tmp_path, hub_endpoint=endpoint, sources="hub")
+    assert f"Nothing answered at {endpoint}" in str(failed.value) and "Publish this dataset" not in str(failed.value)

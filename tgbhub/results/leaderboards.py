@@ -474,7 +474,7 @@ def _fetch_verified(url: str, repo: str, path: str, revision: str, token: str | 
     from huggingface_hub.utils import build_hf_headers
 
     from tgbhub.hashing import file_sha256, git_blob_sha1
-    from tgbhub.sources.http import stream_to_file
+    from tgbhub.sources.http import stream_to_file, unreachable
 
     where = f"hub {url}"
     try:
@@ -494,6 +494,8 @@ def _fetch_verified(url: str, repo: str, path: str, revision: str, token: str | 
             stream_to_file(session, download, temp, meta.size or 0, dict(build_hf_headers(token=token))
                            if same_host else {})
     except (OSError, ValueError, EntryNotFoundError, HTTPError, requests.RequestException) as exc:
+        if unreachable(exc):  # nothing answered: the board may well exist
+            fix = f"Nothing answered at {url}: check --endpoint (or $TGBHUB_ENDPOINT) and that the hub is running"
         raise FetchError(where, f"{repo}/{path} at {revision}",
                          f"{type(exc).__name__}: {(str(exc).strip() or 'no detail').splitlines()[0]}", fix) from exc
     try:

@@ -292,10 +292,18 @@ def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
     """
     where = f"record {os.fspath(path)!r}"
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise RecordError(f"{where} cannot be read ({exc.strerror or exc}); pass the file --record PATH wrote") \
             from None
+    if data.startswith(b"PAR1"):  # Parquet's magic bytes: the submission, passed where its record belongs
+        raise RecordError(f"{where} is a Parquet file, not a result record (JSON): pass the record first and the "
+                          "submission second, e.g. tgbhub verify-result record.json submission.parquet")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{where} is not text (byte {exc.start} is not UTF-8), so not a result record; pass the "
+                          "JSON file --record PATH wrote") from None
     try:
         loaded = json.loads(text)
     except json.JSONDecodeError as exc:

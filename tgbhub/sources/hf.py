@@ -20,7 +20,7 @@ from tgbhub.cache import Fetched
 from tgbhub.errors import FetchError
 from tgbhub.hub.layout import CROISSANT, dataset_file, dataset_tag, file_path, repo_id, tag_for
 from tgbhub.manifest import Manifest
-from tgbhub.sources.http import TIMEOUTS, stream_to_file
+from tgbhub.sources.http import TIMEOUTS, stream_to_file, unreachable
 
 if TYPE_CHECKING:
     import requests
@@ -101,6 +101,12 @@ class HubSource:
             headers = _hub_headers(self.token) if same_host else {}  # never send the token elsewhere
             stream_to_file(session, url, staging / name, size or manifest.file(name).size, headers)
         except (OSError, ValueError, EntryNotFoundError, HTTPError, requests.RequestException) as exc:
+            if unreachable(exc):  # nothing answered: publishing there would not help
+                raise FetchError(self.label, f"{repo}/{path} at tag {' or '.join(revisions)}",
+                                 f"{type(exc).__name__}: {_first_line(exc)}",
+                                 f"Nothing answered at {self.endpoint}: check the endpoint (hub_endpoint= or "
+                                 "$TGBHUB_ENDPOINT) and that the hub is running (`tgbhub hub serve ROOT` prints "
+                                 "its URL)") from exc
             raise FetchError(self.label, f"{repo}/{path} at tag {' or '.join(revisions)}",
                              f"{type(exc).__name__}: {_first_line(exc)}",
                              f"Publish this dataset there: `tgbhub publish {manifest.family} --version "

@@ -75,3 +75,11 @@ def stream_to_file(session: requests.Session, url: str, target: Path, size: int,
         with open(target, "wb") as handle:
             for block in track(chunks, desc=target.name, total=-(-size // _CHUNK), unit="MiB"):
                 handle.write(block)
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the hub did not answer (refused, reset, timed out, no such host) rather than answered
+    that something is missing. huggingface_hub raises its HTTP client's transport errors and requests its own, so
+    the classes are matched by the names those libraries give them."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(names & {"TransportError", "ConnectionError", "Timeout", "TimeoutError", "TimeoutException"})

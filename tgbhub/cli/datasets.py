@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from tgbhub import api
-from tgbhub.cli.grammar import DATASET, Parser, add_dataset, add_scheduler_options, command, listed, notice
+from tgbhub.cli.grammar import Parser, add_dataset, add_scheduler_options, command, listed, notice
 from tgbhub.cli.output import human_bytes, print_block, print_card, print_cards, print_json, print_table
 from tgbhub.errors import TgbhubError
 
@@ -371,5 +371,3 @@ def _add_forecast_stats(commands: argparse._SubParsersAction) -> Parser:
     stats.add_argument("--no-files", action="store_true", help="print only; write no JSON or figure")
     return stats
 
-
-__all__ = ["DATASET", "GROUP", "register"]

@@ -14,13 +14,12 @@ from tgbhub.cli.grammar import (
     command,
     listed,
     name_list,
+    notice,
 )
 from tgbhub.cli.output import print_json
 from tgbhub.errors import InvalidNameError
 
 GROUP = "results"
-#: the leaderboard actions; an older ``tgbhub leaderboard NAME`` (a dataset where the action stands) means ``show``
-ACTIONS = ("show", "update", "seed")
 
 
 def run_submit(args: argparse.Namespace) -> int:
@@ -85,8 +84,6 @@ def run_seed(args: argparse.Namespace) -> int:
 def read_old_leaderboard(argv: Sequence[str]) -> list[str]:
     """``argv`` with the older leaderboard spellings rewritten, each with a notice: ``leaderboard NAME`` is
     ``leaderboard show NAME`` and ``leaderboard seed-baselines`` is ``leaderboard seed``."""
-    from tgbhub.cli.grammar import notice
-
     words = list(argv)
     if "leaderboard" not in words:
         return words

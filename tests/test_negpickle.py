@@ -1,4 +1,4 @@
-"""The scan of TGB's negatives pickles (``generators/tgb/negpickle.py``, issue 24) gives what the dict path gives
+"""The scan of TGB's negatives pickles (``generators/tgb/negpickle.py``) gives what the dict path gives
 (``_keys`` + ``_stacked_values`` of the unpickled dict) for pickles written by ``pickle.dumps`` itself (protocols 4
 and 5) and by the scale bench's encoder, wherever the blocks cut the stream; and returns None (the caller unpickles)
 for anything else, so what is refused stays refused with the same error."""
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import pickletools
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -14,11 +15,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from generators.tgb import catalogue, negpickle, tgbl
+from generators.tgb.release import Release, load_pickle
 from scripts import _tgb_scale
 from tests import tgb_formats as formats
 from tgbhub.errors import GenerationError
-from generators.tgb import catalogue, negpickle, tgbl
-from generators.tgb.release import Release, load_pickle
 
 i8 = np.int64
 
@@ -33,7 +34,7 @@ def _assert_same(raw: bytes, block_bytes: int = negpickle.BLOCK_BYTES, stream: A
     scanned = negpickle.scan(stream or io.BytesIO(raw), block_bytes)
     assert isinstance(scanned, negpickle.ScannedNegatives), "the scan fell back on a pickle py-tgb could write"
     keys, values, width = _dict_path(pickle.loads(raw))
-    for got, expected in zip(scanned, (keys, values, width)):
+    for got, expected in zip(scanned, (keys, values, width), strict=True):
         assert got.dtype == expected.dtype and got.shape == expected.shape
         np.testing.assert_array_equal(got, expected)
 
@@ -41,7 +42,7 @@ def _assert_same(raw: bytes, block_bytes: int = negpickle.BLOCK_BYTES, stream: A
 def _tgb_like(n: int, q: int = 5, seed: int = 0) -> dict[Any, Any]:
     rng = np.random.default_rng(seed)
     return {(i8(s), i8(d), i8(t)): rng.integers(0, 1000, q) for s, d, t in zip(
-        rng.integers(0, 50, n), rng.integers(50, 100, n), np.arange(n) * 3)}
+        rng.integers(0, 50, n), rng.integers(50, 100, n), np.arange(n) * 3, strict=True)}
 
 
 def _mixed() -> dict[Any, Any]:
@@ -108,14 +109,13 @@ class _Foreign:
 
 @pytest.mark.parametrize("table", [
     {(i8(1), i8(2), i8(3)): [4, 5]},  # a list value
-    {(i8(1), i8(2), i8(3)): np.array([4, None], dtype=object)},
     {(i8(1), i8(2)): np.array([4, 5])},  # a 2-tuple key
     {(1, 2, 3): np.array([4, 5])},  # Python int keys
     {(i8(1), i8(2), i8(3)): np.array([4, 5], dtype=">i8")},  # big-endian
     {(i8(1), i8(2), i8(3)): np.array([[4, 5]])},  # not flat: the dict path's error
     {(i8(1), i8(2), i8(3)): np.array([True, False])},  # bool: the dict path's error
     {(i8(1), i8(2), i8(3)): np.array([1 << 40])},  # beyond int32: left to the dict path
-], ids=["list", "object", "pair-key", "int-keys", "big-endian", "2d", "bool", "int64-big"])
+], ids=["list", "pair-key", "int-keys", "big-endian", "2d", "bool", "int64-big"])
 @pytest.mark.parametrize("protocol", [3, 5])  # protocol 3 is the pattern with BINPUT and no STACK_GLOBAL
 def test_anything_else_falls_back_to_unpickling(table: dict[Any, Any], protocol: int, tmp_path: Path) -> None:
     raw = pickle.dumps(table, protocol=protocol)
@@ -172,3 +172,85 @@ def test_an_import_scans_py_tgbs_pickles(tmp_path: Path, monkeypatch: pytest.Mon
         for column in scanned[file]:
             np.testing.assert_array_equal(scanned[file][column], unpickled[file][column])
             assert scanned[file][column].dtype == unpickled[file][column].dtype
+
+
+def _read_and_convert(tmp_path: Path, raw: bytes, edges: list[tuple[int, int, int]],
+                      bounds: negpickle.Bounds | None = None) -> dict[str, np.ndarray]:
+    """The import's reading of ``raw`` as a release member, converted for ``edges`` (src, dst, t)."""
+    release = _member(tmp_path, raw)
+    try:
+        table = tgbl.read_negatives(release, "tgbl-x_val_ns.pkl", bounds)
+    finally:
+        release.close()
+    src, dst, t = (np.array(column, dtype=np.int64) for column in zip(*edges, strict=True))
+    return tgbl.convert_negatives(table, t, src, dst, "tgbl-x_val_ns.pkl")
+
+
+def test_a_key_given_twice_gives_its_last_value_as_pickle_does(tmp_path: Path) -> None:
+    """The dict pickle builds keeps the last value of a key given twice (in the first one's place); the scan reads
+    both entries and the conversion takes the last."""
+    table = {(i8(1), i8(2), i8(3)): np.array([7, 8]), (i8(4), i8(5), i8(6)): np.array([9]),
+             (i8(9), i8(9), i8(9)): np.array([10, 11, 12])}
+    raw = bytearray(pickle.dumps(table, protocol=5))
+    keys = [(pos or 0) + 2 for op, arg, pos in pickletools.genops(bytes(raw)) if op.name == "SHORT_BINBYTES"]
+    for part in range(3):  # the third key made the first's
+        raw[keys[6 + part]:keys[6 + part] + 8] = raw[keys[part]:keys[part] + 8]
+    loaded = pickle.loads(bytes(raw))
+    assert list(loaded) == [(1, 2, 3), (4, 5, 6)] and list(loaded[(1, 2, 3)]) == [10, 11, 12]
+    scanned = negpickle.scan(io.BytesIO(bytes(raw)))
+    assert scanned is not None and len(scanned.keys) == 3
+    edges = [(1, 2, 3), (4, 5, 6), (1, 2, 3)]
+    got = _read_and_convert(tmp_path, bytes(raw), edges)
+    src, dst, t = (np.array(column, dtype=np.int64) for column in zip(*edges, strict=True))
+    expected = tgbl.convert_negatives(loaded, t, src, dst, "tgbl-x_val_ns.pkl")
+    for column in expected:
+        np.testing.assert_array_equal(got[column], expected[column])
+    assert got["negatives"].tolist() == [[10, 11, 12], [9, -1, -1], [10, 11, 12]]
+
+
+@pytest.mark.parametrize("table, said", [
+    ({(i8(1), i8(2), i8(3)): np.array([(1 << 64) - 1], dtype=np.uint64)}, "beyond the int32 node ids"),
+    ({(i8(1), i8(2), i8(3)): np.array([1 << 40, 5])}, "beyond the int32 node ids"),
+    ({(i8(1), i8(2), i8(3)): np.array([np.inf, 5.0])}, "the value inf"),
+    ({(i8(1), i8(2), i8(3)): np.array([1 + 2j])}, "complex128 values"),
+    ({(i8(1), i8(2), i8(3)): np.array([1, 2], dtype="M8[D]")}, "the numpy dtype 'M8'"),
+    ({(i8(1), i8(2), i8(3)): np.zeros(2, dtype="V8")}, "the numpy dtype 'V8'"),
+    ({(np.float64(np.nan), i8(2), i8(3)): np.array([1])}, "holds nan"),
+    ({(np.uint64((1 << 64) - 1), i8(2), i8(3)): np.array([1])}, "beyond int64"),
+    ({(np.bool_(True), i8(2), i8(3)): np.array([1])}, "holds a bool"),
+    ({(np.complex128(1), i8(2), i8(3)): np.array([1])}, "holds a complex128"),
+], ids=["uint64-max", "int64-big", "inf-value", "complex", "datetime64", "void", "nan-key", "uint64-key", "bool-key",
+        "complex-key"])
+def test_what_no_node_id_is_refused_in_one_line(table: dict[Any, Any], said: str, tmp_path: Path) -> None:
+    """Values and keys numpy would cast silently (a uint64 wraps to -1, a datetime becomes a number) or fail on
+    with a raw ValueError or OverflowError are refused with one GenerationError line naming the value."""
+    with pytest.raises(GenerationError) as raised:
+        _read_and_convert(tmp_path, pickle.dumps(table, protocol=5), [(1, 2, 3)])
+    assert said in str(raised.value) and "\n" not in str(raised.value), str(raised.value)
+
+
+def test_the_bounds_refuse_more_entries_and_wider_ones(tmp_path: Path) -> None:
+    """Beyond its split's edges or the width bound, a pickle is refused, by the scan (which gives up before it
+    allocates) and by the unpickled dict's check alike; a member larger than the bounds allow, before it is read."""
+    raw = pickle.dumps(_tgb_like(20, q=5), protocol=5)
+    few = negpickle.Bounds(19, 5, "the test's bound")
+    narrow = negpickle.Bounds(20, 4, "the test's bound")
+    assert negpickle.scan(io.BytesIO(raw), bounds=few) is None
+    assert negpickle.scan(io.BytesIO(raw), bounds=narrow) is None
+    assert negpickle.scan(io.BytesIO(raw), bounds=negpickle.Bounds(20, 5, "the test's bound")) is not None
+    for bounds, said in ((few, "20 entries, more than the 19 edges"), (narrow, "an entry holds 5 negatives")):
+        release = _member(tmp_path, raw)
+        try:
+            with pytest.raises(GenerationError, match=said):
+                tgbl.read_negatives(release, "tgbl-x_val_ns.pkl", bounds)
+            with pytest.raises(GenerationError, match=said):  # the dict path's check
+                tgbl._check_bounds(load_pickle(raw, "tgbl-x_val_ns.pkl"), "tgbl-x_val_ns.pkl", bounds)
+        finally:
+            release.close()
+    tiny = negpickle.Bounds(0, 0, "the test's bound")
+    release = _member(tmp_path, b"\x80\x05" + b"N" * (2 << 20) + b".")
+    try:
+        with pytest.raises(GenerationError, match="bytes once decompressed"):
+            tgbl.read_negatives(release, "tgbl-x_val_ns.pkl", tiny)
+    finally:
+        release.close()

@@ -19,6 +19,13 @@ and float dtypes. Anything else (another opcode or class, a list or object array
 a value outside int32 or a key outside int64, a truncated stream) makes :func:`scan` return None, and the caller
 unpickles with :func:`~generators.tgb.release.load_pickle` instead, whose allow-list and errors stay the ones
 every pickle meets: the scan changes how fast and in how much memory, never what is read or refused.
+
+Both read within :class:`Bounds`, the split's (its edge count, the catalogue's ``q`` or the node count), checked
+before anything that size is allocated: the scan's chunks grow with the entries read and widen to the widest
+entry read, never past the bounds; and :func:`walk` reads every opcode as pickle does (lengths within the stream,
+frames that frame whole reads, as ``pickle.py`` requires, and no longer than the stream, as ``_pickle`` requires)
+in linear time and a block of memory, in the scan as the blocks arrive and before every unpickling. A key the
+pickle holds twice is read as pickle reads it: the last value (the conversion looks up the last of equal keys).
 """
 
 from __future__ import annotations
@@ -29,12 +36,78 @@ from typing import IO, Any, NamedTuple
 import numba
 import numpy as np
 
+from tgbhub.errors import GenerationError
+
 from ..jit import announce_compile
 
 #: bytes of the decompressed pickle read at a time (an entry cut by a block's end is carried over to the next)
 BLOCK_BYTES = 32 << 20
-#: entries per output chunk; the chunks are joined into one matrix once the pickle is read
+#: entries of the largest output chunk; the chunks are joined into one matrix once the pickle is read
 CHUNK_ROWS = 1 << 18
+#: entries of the first chunk: each later chunk holds as many entries as all before it (up to :data:`CHUNK_ROWS`),
+#: so the rows allocated stay within twice the entries read, whatever the pickle's length
+FIRST_CHUNK_ROWS = 1 << 6
+#: bytes of the pickle one negative may take: 8 in an int64 array, 5 to 10 as a Python int, about 17 as a numpy
+#: scalar in a list; 32 leaves room for any of them
+BYTES_PER_NEGATIVE = 32
+#: bytes of one entry besides its negatives: its key (three numpy scalars, about 75 bytes) and the array's
+#: reconstruction (about 60 bytes), with room to spare
+BYTES_PER_ENTRY = 1024
+#: bytes besides the entries: the protocol, the classes and dtypes defined once, the frames
+SLACK_BYTES = 1 << 20
+#: opcodes one negative may take (a list of numpy scalars takes 6 each: two BINGETs, the bytes, TUPLE2, REDUCE,
+#: MEMOIZE), and one entry besides its negatives, and the pickle besides its entries
+OPCODES_PER_NEGATIVE, OPCODES_PER_ENTRY, SLACK_OPCODES = 8, 128, 1 << 16
+#: the most known objects (classes, dtypes, strings) the scan keeps for its compiled reader: a pickle of TGB's
+#: pattern memoises about ten; more sends the pickle to unpickling, where nothing is looked up one by one
+KNOWN_OBJECTS = 1024
+#: the width bound of a scan given no bounds (tests; every import passes the split's)
+UNBOUNDED_WIDTH = 1 << 20
+
+
+class Bounds(NamedTuple):
+    """What one split's negatives pickle may hold, from what the release declares and the catalogue allows: the
+    scan and the unpickling check every size against it before they allocate.
+
+    ``entries``: the most entries, the split's edge count (py-tgb writes one entry per distinct edge of the split);
+    ``width``: the most negatives of one entry; ``reason``: where ``width`` comes from, for the message that
+    refuses a wider entry.
+    """
+
+    entries: int
+    width: int
+    reason: str
+
+    @property
+    def stream_bytes(self) -> int:
+        """The most bytes the decompressed pickle may have (:data:`BYTES_PER_NEGATIVE` a negative,
+        :data:`BYTES_PER_ENTRY` an entry, :data:`SLACK_BYTES` besides)."""
+        return self.entries * (self.width * BYTES_PER_NEGATIVE + BYTES_PER_ENTRY) + SLACK_BYTES
+
+    @property
+    def opcodes(self) -> int:
+        """The most opcodes the pickle may have; each builds at most one small object, so this bounds what
+        unpickling allocates besides the bytes the pickle holds."""
+        return self.entries * (self.width * OPCODES_PER_NEGATIVE + OPCODES_PER_ENTRY) + SLACK_OPCODES
+
+
+def too_large(member: str, size: int, bounds: Bounds) -> GenerationError:
+    """The error for a pickle of ``size`` bytes (decompressed), more than ``bounds`` allow."""
+    return GenerationError(f"{member}: {size:,} bytes once decompressed, more than the {bounds.stream_bytes:,} that "
+                           f"{bounds.entries:,} entries of at most {bounds.width:,} negatives ({bounds.reason}) can "
+                           "take; refusing it (the release may be corrupt or not TGB's: download it again)")
+
+
+def too_many_entries(member: str, count: int, bounds: Bounds) -> GenerationError:
+    """The error for a pickle of ``count`` entries, more than its split has edges."""
+    return GenerationError(f"{member}: {count:,} entries, more than the {bounds.entries:,} edges of its split (py-tgb "
+                           "writes one entry per distinct edge); is it the pickle of this release's edge list?")
+
+
+def too_wide(member: str, width: int, bounds: Bounds) -> GenerationError:
+    """The error for an entry of ``width`` negatives, more than ``bounds`` allow."""
+    return GenerationError(f"{member}: an entry holds {width:,} negatives, more than {bounds.width:,} "
+                           f"({bounds.reason}); refusing it (the release may be corrupt or not TGB's)")
 
 
 class ScannedNegatives(NamedTuple):
@@ -341,10 +414,11 @@ def _entry_fast(buf: np.ndarray, p: int, end: int, refs: np.ndarray, dtypes: np.
 
 @numba.njit(cache=True, nogil=True)
 def _scan(buf: np.ndarray, p: int, level: int, memo: int, refs: np.ndarray, dtypes: np.ndarray, float_rule: bool,
-          keys: np.ndarray, values: np.ndarray, width: np.ndarray, row: int) -> tuple[int, int, int, int, int, int]:
+          keys: np.ndarray, values: np.ndarray, width: np.ndarray, row: int, widest: int
+          ) -> tuple[int, int, int, int, int, int, int]:
     """Entries from ``p`` into the outputs from ``row`` until something needs the caller: returns ``(status,
-    position, level, memo count, next row, width needed)``; the position is where to go on (an entry's start for
-    every status but _DONE)."""
+    position, level, memo count, next row, width needed, widest entry so far)``; the position is where to go on
+    (an entry's start for every status but _DONE)."""
     end = buf.shape[0]
     state = np.zeros(8, dtype=np.int64)
     key_at = np.zeros(3, dtype=np.int64)
@@ -352,37 +426,291 @@ def _scan(buf: np.ndarray, p: int, level: int, memo: int, refs: np.ndarray, dtyp
     while True:
         at = _op(buf, p, end)
         if at < 0:
-            return _MORE, p, level, memo, row, 0
+            return _MORE, p, level, memo, row, 0, widest
         code = buf[at]
         if level == _TOP and code == _MARK:
             p, level = at + 1, _BATCH
             continue
         if level == _TOP and code == _STOP:
-            return _DONE, at + 1, level, memo, row, 0
+            return _DONE, at + 1, level, memo, row, 0, widest
         if level == _BATCH and code == _SETITEMS or level == _LONE and code == _SETITEM:
             p, level = at + 1, _TOP
             continue
         if level == _LONE:
-            return _FOREIGN, at, level, memo, row, 0
+            return _FOREIGN, at, level, memo, row, 0, widest
         if row == keys.shape[0]:
-            return _FULL, at, level, memo, row, 0
+            return _FULL, at, level, memo, row, 0, widest
         state[0] = memo
         after = _entry_fast(buf, at, end, refs, dtypes, state, key_at, key_dtype)
         if after == _NEED:
-            return _MORE, at, level, memo, row, 0
+            return _MORE, at, level, memo, row, 0, widest
         if after < 0:
-            return _SLOW, at, level, memo, row, 0
+            return _SLOW, at, level, memo, row, 0, widest
         if state[5] > values.shape[1]:
-            return _WIDER, at, level, memo, row, state[5]
+            return _WIDER, at, level, memo, row, state[5], widest
         memo = state[0]
         if not _store(buf, key_at, key_dtype, state[4], state[5], state[6], dtypes, float_rule, keys, values, width,
                       row, state):
-            return _FOREIGN, at, level, memo, row, 0
+            return _FOREIGN, at, level, memo, row, 0, widest
+        widest = max(widest, state[5])
         row += 1
         p = after
         if level == _TOP:
             level = _LONE
 
+
+# --- the walk: what every unpickler reads, checked before anything is allocated ------------------------------------
+
+#: how the walk reads each opcode's argument (pickletools' layouts): nothing, a fixed number of bytes, a length of
+#: 1/4/8 bytes and that many bytes (4 signed), one or two text lines, a FRAME, a memo write (1 or 4 bytes, a line),
+#: PROTO, STOP, MARK, an opcode that pops to its MARK, an opcode refused outright
+(_K_BAD, _K_NONE, _K_FIXED, _K_COUNTED, _K_SIGNED, _K_LINE, _K_LINES, _K_FRAME, _K_PUT, _K_PUTLINE, _K_PROTO,
+ _K_STOP, _K_MARK, _K_POPMARK, _K_REFUSED) = range(15)
+
+
+def _layouts() -> np.ndarray:
+    table = np.zeros((256, 2), dtype=np.int64)  # (kind, size); _K_BAD for every byte not listed
+    for codes, kind, size in (
+            (b"N\x88\x89}])\x8ftabR\x81\x92\x93\x94s02\x85\x86\x87", _K_NONE, 0),
+            (b"Khq\x82", _K_FIXED, 1), (b"M\x83", _K_FIXED, 2), (b"Jj\x84", _K_FIXED, 4), (b"G", _K_FIXED, 8),
+            (b"CU\x8c\x8a", _K_COUNTED, 1), (b"BX", _K_COUNTED, 4), (b"\x8d\x8e\x96", _K_COUNTED, 8),
+            (b"T\x8b", _K_SIGNED, 4), (b"ILFSVg", _K_LINE, 0), (b"c", _K_LINES, 0), (b"\x95", _K_FRAME, 8),
+            (b"p", _K_PUTLINE, 0), (b"\x80", _K_PROTO, 1), (b".", _K_STOP, 0), (b"(", _K_MARK, 0),
+            (b"tlde1u\x90\x91", _K_POPMARK, 0),
+            (b"PQ\x82\x83\x84\x97\x98io", _K_REFUSED, 0)):  # persistent ids, extensions, buffers, INST/OBJ
+        for code in codes:
+            table[code] = kind, size
+    table[_BINPUT], table[_LONG_BINPUT] = (_K_PUT, 1), (_K_PUT, 4)
+    return table
+
+
+_LAYOUT = _layouts()
+#: the longest text argument (a protocol 0-3 GLOBAL's module and name, a text int) the walk reads
+LINE_BYTES = 1 << 16
+#: the deepest nesting of MARKs the walk accepts: a negatives pickle nests two or three (a batch, a tuple, a list)
+MARK_DEPTH = 1024
+# the walk's state: next position (absolute), end of the current frame and where it was declared, MARK depth,
+# opcodes read, where STOP was, why it refused, where, the value it refused, the stream's size (-1 unknown), the
+# most opcodes (-1 any), where the last opcode started
+(_W_POS, _W_FRAME, _W_FRAME_AT, _W_DEPTH, _W_OPS, _W_STOP, _W_WHY, _W_AT, _W_VALUE, _W_SIZE, _W_MAX_OPS,
+ _W_LAST) = range(12)
+# why the walk refused (each one a message in _WHY)
+(_R_OPCODE, _R_UNSUPPORTED, _R_LINE, _R_NESTED_FRAME, _R_STRADDLE, _R_BEYOND, _R_MEMO, _R_PROTO, _R_DEPTH, _R_OPS,
+ _R_NEGATIVE) = range(1, 12)
+_WHY = {_R_OPCODE: "opcode 0x{value:02x} at byte {at}, which no pickle protocol has",
+        _R_UNSUPPORTED: "opcode 0x{value:02x} at byte {at} (a persistent id, an extension code, an out-of-band "
+                        "buffer or INST/OBJ), which no pickle of numpy arrays holds",
+        _R_LINE: "a text argument at byte {at} longer than " + f"{LINE_BYTES:,} bytes",
+        _R_NESTED_FRAME: "a FRAME at byte {at} inside the frame before it, which pickle refuses",
+        _R_STRADDLE: "an opcode at byte {at} running past the end of its frame (byte {value}), which pickle "
+                     "refuses",
+        _R_BEYOND: "a length at byte {at} that runs to byte {value}, past the end of the pickle (truncated?)",
+        _R_MEMO: "a memo index {value} at byte {at}, beyond any memo a pickle this size holds",
+        _R_PROTO: "protocol {value} at byte {at}; pickle knows 0 to 5",
+        _R_DEPTH: "MARKs nested deeper than " + f"{MARK_DEPTH:,}" + " at byte {at}",
+        _R_OPS: "more than {value:,} opcodes (at byte {at}), more than its split's entries can need",
+        _R_NEGATIVE: "a negative length at byte {at}"}
+# what _walk returns
+_WALKED, _STOPPED, _REFUSED = 0, 1, 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _walk(buf: np.ndarray, base: int, eof: bool, layout: np.ndarray, w: np.ndarray) -> int:
+    """The opcodes of ``buf`` (the stream's bytes from ``base``) from ``w[_W_POS]`` on, read as pickle reads them
+    but nothing built: every length must lie within the stream, each read (an opcode, its argument or length, its
+    data) must lie within its frame or start at its end and no FRAME start before the end of the one before
+    (pickle.py refuses both; _pickle refuses a frame longer than the stream), memo indices and MARK depth stay
+    small, and the opcodes stay within ``w[_W_MAX_OPS]``. A payload is skipped, not read: the position may pass
+    the end of ``buf``. Returns _WALKED when the bytes run out (``eof``: the stream ended, and a truncated stream
+    is refused), _STOPPED at STOP (its position in ``w[_W_STOP]``), _REFUSED with why, where and the value in
+    ``w``."""
+    end = base + buf.shape[0]
+    # the state in locals for the loop (millions of opcodes a block), written back once
+    at, fe, depth, ops, last = w[_W_POS], w[_W_FRAME], w[_W_DEPTH], w[_W_OPS], w[_W_LAST]
+    size_known, max_ops = w[_W_SIZE], w[_W_MAX_OPS]
+    status, why, value = _WALKED, 0, 0
+    while True:
+        if at >= end:
+            if eof and at > end:
+                status, why, value, at = _REFUSED, _R_BEYOND, at, last  # the last opcode's data runs past the end
+            break
+        code = buf[at - base]
+        kind, size = layout[code, 0], layout[code, 1]
+        stop = at + 1 + size  # past the opcode and its fixed argument (a counted argument's length)
+        if kind == _K_BAD or kind == _K_REFUSED:
+            status, why, value = _REFUSED, _R_OPCODE if kind == _K_BAD else _R_UNSUPPORTED, code
+            break
+        if stop > end:
+            if eof:
+                status, why, value = _REFUSED, _R_BEYOND, stop
+            break
+        if kind == _K_COUNTED or kind == _K_SIGNED or kind == _K_FRAME:
+            length = 0
+            for i in range(size):
+                length |= np.int64(buf[at + 1 + i - base]) << (8 * i)
+            if size == 8 and buf[at + 8 - base] >= 0x80 or kind == _K_SIGNED and length >= 1 << 31:
+                status, why, value = _REFUSED, _R_NEGATIVE if kind == _K_SIGNED else _R_BEYOND, -1
+                break
+            if kind == _K_FRAME:
+                if at + 1 < fe < stop:
+                    status, why, value = _REFUSED, _R_STRADDLE, fe
+                    break
+                if stop < fe:  # bytes of the frame left unread: pickle.py's "new frame before end of current"
+                    status, why, value = _REFUSED, _R_NESTED_FRAME, 0
+                    break
+                if size_known >= 0 and stop + length > size_known:
+                    status, why, value = _REFUSED, _R_BEYOND, stop + length
+                    break
+                fe = stop + length
+                w[_W_FRAME_AT] = at
+                at = stop
+                continue
+            stop += length
+        elif kind == _K_LINE or kind == _K_LINES or kind == _K_PUTLINE:
+            lines = 2 if kind == _K_LINES else 1
+            p = at + 1
+            while lines and p < end and p - at <= LINE_BYTES:
+                if buf[p - base] == 0x0A:
+                    lines -= 1
+                    if lines == 1:
+                        size = p + 1 - (at + 1)  # the first of two lines is read on its own
+                p += 1
+            if lines:
+                if p - at > LINE_BYTES:
+                    status, why, value = _REFUSED, _R_LINE, 0
+                elif eof:
+                    status, why, value = _REFUSED, _R_BEYOND, p + 1
+                break
+            stop = p
+            if kind == _K_PUTLINE:
+                index = 0
+                for i in range(at + 1, stop - 1):
+                    digit = np.int64(buf[i - base]) - 0x30
+                    if digit < 0 or digit > 9 or index > at:
+                        index = at + 1  # not a decimal index, or beyond the bound already
+                        break
+                    index = 10 * index + digit
+                if index > at:
+                    status, why, value = _REFUSED, _R_MEMO, index
+                    break
+        elif kind == _K_PUT:
+            index = 0
+            for i in range(size):
+                index |= np.int64(buf[at + 1 + i - base]) << (8 * i)
+            if index > at:  # _pickle sizes its memo by the largest index: never more than the bytes before it
+                status, why, value = _REFUSED, _R_MEMO, index
+                break
+        elif kind == _K_PROTO:
+            if buf[at + 1 - base] > 5:
+                status, why, value = _REFUSED, _R_PROTO, buf[at + 1 - base]
+                break
+        elif kind == _K_MARK:
+            depth += 1
+            if depth > MARK_DEPTH:
+                status, why, value = _REFUSED, _R_DEPTH, 0
+                break
+        elif kind == _K_POPMARK:
+            depth = max(depth - 1, 0)  # a POP on an empty stack pops a MARK too: the depth is an upper bound
+        # each read (the opcode, its fixed argument or length, its data) lies within the frame or starts at or
+        # after its end, as pickle.py's unframer requires: one that starts inside and ends past it is refused
+        if at + 1 < fe < at + 1 + size or at + 1 + size < fe < stop:
+            status, why, value = _REFUSED, _R_STRADDLE, fe
+            break
+        if size_known >= 0 and stop > size_known:
+            status, why, value = _REFUSED, _R_BEYOND, stop
+            break
+        ops += 1
+        if 0 <= max_ops < ops:
+            status, why, value = _REFUSED, _R_OPS, max_ops
+            break
+        last = at
+        if kind == _K_STOP:
+            status = _STOPPED
+            w[_W_STOP] = at
+            at = stop
+            break
+        at = stop
+    w[_W_POS], w[_W_FRAME], w[_W_DEPTH], w[_W_OPS], w[_W_LAST] = at, fe, depth, ops, last
+    if status == _REFUSED:
+        w[_W_WHY], w[_W_AT], w[_W_VALUE] = why, at, value
+    return status
+
+
+class _Walk:
+    """:func:`_walk` over one stream fed block by block: its state, and the message of a refusal."""
+
+    def __init__(self, member: str, size: int | None, bounds: Bounds | None) -> None:
+        self.member, self.stopped = member, False
+        self.w = np.zeros(12, dtype=np.int64)
+        self.w[_W_SIZE] = -1 if size is None else size
+        self.w[_W_MAX_OPS] = -1 if bounds is None else bounds.opcodes
+
+    @property
+    def position(self) -> int:
+        """Where the walk goes on (the stream's bytes before it are no longer needed)."""
+        return int(self.w[_W_POS])
+
+    def feed(self, buf: np.ndarray, base: int, eof: bool) -> None:
+        """The stream's bytes ``buf`` from ``base`` (``eof``: the last of them) walked from where the walk stands.
+
+        Raises:
+            GenerationError: for what pickle refuses or the bounds do not allow, or a stream ending before STOP.
+        """
+        if self.stopped:
+            return
+        arguments = (buf, base, eof, _LAYOUT, self.w)
+        announce_compile(_walk, arguments, "the checker of TGB's negatives pickles", "5 s")
+        status = _walk(*arguments)
+        if status == _REFUSED:
+            why = _WHY[int(self.w[_W_WHY])].format(at=int(self.w[_W_AT]), value=int(self.w[_W_VALUE]))
+            raise self.refusal(why)
+        self.stopped = status == _STOPPED
+        if eof and not self.stopped:
+            raise self.refusal(f"it ends at byte {base + len(buf):,} before its STOP opcode (truncated?)")
+
+    def finish(self, total: int) -> None:
+        """The check left for the stream's end, ``total`` bytes in all: the last frame lies within it.
+
+        Raises:
+            GenerationError: if the stream stopped short of STOP or of its last frame's end.
+        """
+        if not self.stopped:
+            raise self.refusal(f"it ends at byte {total:,} before its STOP opcode (truncated?)")
+        if self.w[_W_FRAME] > total:
+            raise self.refusal(_WHY[_R_BEYOND].format(at=int(self.w[_W_FRAME_AT]), value=int(self.w[_W_FRAME])))
+
+    def refusal(self, why: str) -> GenerationError:
+        return GenerationError(f"{self.member}: not a readable pickle ({why}); refusing it (the release may be "
+                               "corrupt or not TGB's: download it again)")
+
+
+def walk(stream: IO[bytes], member: str, bounds: Bounds | None = None, size: int | None = None,
+         block_bytes: int = BLOCK_BYTES) -> int:
+    """Read ``stream`` to its end as every unpickler reads its opcodes, without building anything, in linear time
+    and memory of at most a block: what :func:`~generators.tgb.release.load_pickle` checks before it unpickles.
+    ``size`` is the stream's length where known (a length past it is refused at once). Returns the bytes read.
+
+    Raises:
+        GenerationError: naming the first opcode pickle would refuse (an unknown opcode, a length past the end, a
+            FRAME that does not frame whole opcodes, a memo index beyond the pickle's size, MARKs nested deeper
+            than :data:`MARK_DEPTH`), or one of what no negatives pickle holds (persistent ids, extension codes,
+            out-of-band buffers, INST/OBJ, more opcodes than ``bounds`` allow).
+    """
+    walker = _Walk(member, size, bounds)
+    pending, base = b"", 0
+    while True:
+        block = stream.read(block_bytes)
+        eof = not block
+        raw = pending + block if pending else block
+        walker.feed(np.frombuffer(raw, dtype=np.uint8), base, eof)
+        total = base + len(raw)
+        if eof:
+            break
+        keep = walker.position - base
+        pending, base = (raw[keep:], walker.position) if 0 <= keep < len(raw) and not walker.stopped else (
+            b"", total)
+    walker.finish(total)
+    return total
 
 # --- the Python reader of an entry that defines something ----------------------------------------------------------
 
@@ -424,19 +752,22 @@ class _Short(Exception):
     """The bytes read so far end inside the entry."""
 
 
-def _entry(raw: bytes, p: int, memo: int, known: dict[int, Any]
+def _entry(raw: bytes, p: int, memo: int, known: dict[int, Any], limit: int
            ) -> tuple[int, int, tuple[_Scalar, ...] | None, _Array | None] | None:
     """One entry read opcode by opcode from ``p``: ``(position after it, memo count, key, value)``, or None where
     ``raw`` ends first; key and value None for an object built, memoised and popped (``scripts/_tgb_scale.py``'s
     encoder defines numpy's classes and dtype that way before the first entry). ``known`` holds the memo entries a
     later entry may refer to (classes, dtypes, strings, the 0- and 1-byte bytes CPython shares), updated in place.
+    An entry is read only as far as ``limit`` bytes from ``p``, so that one that never ends (a run of MARKs) costs
+    no more than that, however many blocks it spans.
 
     Raises:
-        _Foreign: for anything but numpy's scalar, dtype and 1-d array reconstruction of the dtypes in _DTYPES.
+        _Foreign: for anything but numpy's scalar, dtype and 1-d array reconstruction of the dtypes in _DTYPES, or
+            an entry longer than ``limit``.
     """
     stack: list[Any] = []
     marks: list[int] = []
-    end = len(raw)
+    end = min(len(raw), p + limit + 1)
 
     def take(n: int) -> bytes:
         nonlocal p
@@ -518,6 +849,8 @@ def _entry(raw: bytes, p: int, memo: int, known: dict[int, Any]
             else:
                 raise _Foreign
     except _Short:
+        if end < len(raw):
+            raise _Foreign from None  # longer than any entry the bounds allow: unpickling refuses it
         return None
     except (IndexError, ValueError, TypeError) as exc:  # a stack that does not hold what the opcode takes
         raise _Foreign from exc
@@ -571,18 +904,23 @@ def _build(item: Any, state: Any) -> Any:
 
 # --- the reader ------------------------------------------------------------------------------------------------------
 
-def scan(stream: IO[bytes], block_bytes: int = BLOCK_BYTES, read: Callable[[int], object] | None = None
-         ) -> ScannedNegatives | None:
+def scan(stream: IO[bytes], block_bytes: int = BLOCK_BYTES, read: Callable[[int], object] | None = None,
+         bounds: Bounds | None = None, size: int | None = None) -> ScannedNegatives | None:
     """A TGB negatives pickle read from ``stream`` (:meth:`Release.open <generators.tgb.release.Release>`'s,
     decompressed as read) ``block_bytes`` at a time, as :class:`ScannedNegatives`; None where it is not the
-    pattern py-tgb's ``pickle.dump`` writes (the caller unpickles it instead). ``read(n)`` is told each block's
-    size (a progress bar in bytes).
+    pattern py-tgb's ``pickle.dump`` writes, or not within ``bounds`` (its split's entries and width), or where
+    :func:`walk` finds what pickle refuses: the caller unpickles it instead, which refuses it with the reason.
+    ``size`` is the stream's length where known; ``read(n)`` is told each block's size (a progress bar in bytes).
+
+    What is allocated stays within twice the entries read (at least :data:`FIRST_CHUNK_ROWS`; chunks grow with
+    them) times twice the widest entry (within ``bounds.width``); an entry the bounds cannot hold (longer than
+    ``8 * width`` bytes and room for its key and reconstruction) is never gathered whole.
 
     Raises:
         nothing of its own: a stream that fails to read also returns None (unpickling it says why).
     """
     try:
-        return _Scan(stream, block_bytes, read).run()
+        return _Scan(stream, block_bytes, read, bounds, size).run()
     except _Foreign:
         return None
 
@@ -590,19 +928,28 @@ def scan(stream: IO[bytes], block_bytes: int = BLOCK_BYTES, read: Callable[[int]
 class _Scan:
     """The state of one :func:`scan`: the bytes not yet read, the memo, and the chunks of rows read so far."""
 
-    def __init__(self, stream: IO[bytes], block_bytes: int, read: Callable[[int], object] | None) -> None:
+    def __init__(self, stream: IO[bytes], block_bytes: int, read: Callable[[int], object] | None,
+                 bounds: Bounds | None, size: int | None) -> None:
         self.stream, self.block_bytes, self.read = stream, max(1, block_bytes), read
         self.raw, self.p, self.eof = b"", 0, False
+        self.base = 0  # the stream's position of raw[0]
+        self.walk = _Walk("", size, bounds)  # what pickle refuses: the scan gives up, unpickling refuses
+        self.max_entries = bounds.entries if bounds is not None else None
+        self.max_width = bounds.width if bounds is not None else UNBOUNDED_WIDTH
+        self.entry_bytes = 8 * self.max_width + BYTES_PER_ENTRY + (1 << 16)  # the most one entry may span
         self.known: dict[int, Any] = {}
         self.dtypes: list[tuple[int, int]] = []
         self.refs = np.zeros((0, 2), dtype=np.int64)
         self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.rows = 0  # rows in the finished chunks
-        self.float_rule = False
+        self.widest = 0  # the longest entry read
+        self.float_rule = True  # a key with a fraction is no edge's: (-1, -1, -1), as convert_negatives' _keys
 
     def more(self) -> None:
         if self.eof:
             raise _Foreign  # truncated: unpickling says so
+        if len(self.raw) - self.p > self.entry_bytes:
+            raise _Foreign  # an entry longer than the bounds allow: never gathered, unpickling refuses it
         try:
             block = self.stream.read(self.block_bytes)
         except Exception as exc:  # a stream that fails to read: unpickling meets it again and reports it as always
@@ -610,7 +957,12 @@ class _Scan:
         if self.read is not None:
             self.read(len(block))
         self.eof = not block
+        self.base += self.p
         self.raw, self.p = self.raw[self.p:] + block, 0
+        try:
+            self.walk.feed(np.frombuffer(self.raw, dtype=np.uint8), self.base, self.eof)
+        except GenerationError as exc:
+            raise _Foreign from exc
 
     def header(self) -> int:
         """Past PROTO, the EMPTY_DICT and its memo entry; returns the memo count."""
@@ -638,22 +990,21 @@ class _Scan:
         row = 0
         while True:
             arguments = (np.frombuffer(self.raw, dtype=np.uint8), self.p, level, memo, self.refs, self.table(),
-                         self.float_rule, keys, values, width, row)
+                         self.float_rule, keys, values, width, row, self.widest)
             announce_compile(_scan, arguments, "the reader of TGB's negatives pickles", "10 s")
-            status, self.p, level, memo, row, wider = _scan(*arguments)
+            status, self.p, level, memo, row, wider, self.widest = _scan(*arguments)
             if status == _DONE:
                 break
             if status == _MORE:
                 self.more()
             elif status == _FULL:
-                self.chunks.append((keys, values, width))
-                self.rows += row
-                keys, values, width = self.chunk(values.shape[1])
-                row = 0
+                keys, values, width, row = self.full(keys, values, width, row)
             elif status == _WIDER:
                 values = self.widened(values, wider)
             elif status == _SLOW:
-                read = _entry(self.raw, self.p, memo, self.known)
+                read = _entry(self.raw, self.p, memo, self.known, self.entry_bytes)
+                if len(self.known) > KNOWN_OBJECTS:
+                    raise _Foreign
                 if read is None:
                     self.more()
                     continue
@@ -663,31 +1014,73 @@ class _Scan:
                     self.learn()
                     continue
                 if row == len(keys):
-                    self.chunks.append((keys, values, width))
-                    self.rows += row
-                    keys, values, width = self.chunk(values.shape[1])
-                    row = 0
+                    keys, values, width, row = self.full(keys, values, width, row)
                 if value.length > values.shape[1]:
                     values = self.widened(values, value.length)
-                if self.rows + row == 0:  # _keys' rule: fractions become (-1, -1, -1) if the first key has a float
-                    self.float_rule = any(_DTYPES[part.dtype.name][0] == _FLOAT for part in key)
                 self.learn()
                 self.store(key, value, keys, values, width, row)
+                self.widest = max(self.widest, value.length)
                 row += 1
                 self.p, memo = after, memo_after
                 if level == _TOP:
                     level = _LONE
             else:
                 raise _Foreign
+        self.finish(self.base + self.p - 1)
         self.chunks.append((keys[:row], values[:row], width[:row]))
+        self.rows += row
+        if self.max_entries is not None and self.rows > self.max_entries:
+            raise _Foreign
         return self.joined()
 
-    def chunk(self, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return (np.empty((CHUNK_ROWS, 3), dtype=np.int64), np.empty((CHUNK_ROWS, q), dtype=np.int32),
-                np.empty(CHUNK_ROWS, dtype=np.int64))
+    def finish(self, stop: int) -> None:
+        """The stream read to its end after STOP (at ``stop``), so that the walk checks the last frame's length
+        as pickle does; gives up if the walk did not find STOP where the scan did."""
+        if not self.walk.stopped or int(self.walk.w[_W_STOP]) != stop:
+            raise _Foreign
+        total = self.base + len(self.raw)
+        self.raw, self.p, self.base = b"", 0, total
+        while not self.eof:
+            try:
+                block = self.stream.read(self.block_bytes)
+            except Exception as exc:  # unpickling meets it again and reports it
+                raise _Foreign from exc
+            if self.read is not None:
+                self.read(len(block))
+            self.eof = not block
+            total += len(block)
+        try:
+            self.walk.finish(total)
+        except GenerationError as exc:
+            raise _Foreign from exc
 
-    @staticmethod
-    def widened(values: np.ndarray, q: int) -> np.ndarray:
+    def full(self, keys: np.ndarray, values: np.ndarray, width: np.ndarray, row: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """A full chunk kept and a new one begun (as wide as the last)."""
+        self.chunks.append((keys, values, width))
+        self.rows += row
+        if self.max_entries is not None and self.rows > self.max_entries:
+            raise _Foreign  # more entries than the split has edges: unpickling counts the dict's and refuses
+        keys, values, width = self.chunk(values.shape[1])
+        return keys, values, width, 0
+
+    def chunk(self, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """An empty chunk ``q`` wide, of as many rows as all chunks so far (from :data:`FIRST_CHUNK_ROWS` to
+        :data:`CHUNK_ROWS`), never more than one past the entries the bounds allow (that one tells the bound
+        was passed)."""
+        rows = min(CHUNK_ROWS, max(FIRST_CHUNK_ROWS, self.rows))
+        if self.max_entries is not None:
+            rows = max(1, min(rows, self.max_entries + 1 - self.rows))
+        return (np.empty((rows, 3), dtype=np.int64), np.empty((rows, q), dtype=np.int32),
+                np.empty(rows, dtype=np.int64))
+
+    def widened(self, values: np.ndarray, q: int) -> np.ndarray:
+        """The chunk's values widened to hold ``q`` (at least doubled, so that a pickle of ever longer entries
+        copies each chunk a few times, not once an entry); an entry wider than the bounds allow is left to
+        unpickling, which refuses it."""
+        if q > self.max_width:
+            raise _Foreign
+        q = min(max(q, 2 * values.shape[1]), self.max_width)
         wider = np.full((len(values), q), -1, dtype=np.int32)
         wider[:, :values.shape[1]] = values
         return wider
@@ -727,7 +1120,7 @@ class _Scan:
         """The chunks as one matrix as wide as the widest entry, each chunk dropped once copied (the outputs'
         pages are touched as they fill, so the chunks and the outputs are never both whole)."""
         size = sum(len(keys) for keys, _, _ in self.chunks)
-        q = max(values.shape[1] for _, values, _ in self.chunks)
+        q = self.widest
         keys, matrix, width = np.empty((size, 3), dtype=np.int64), np.empty((size, q), dtype=np.int32), np.empty(
             size, dtype=np.int64)
         start = 0
@@ -736,8 +1129,9 @@ class _Scan:
             chunk = self.chunks.pop()
             stop = start + len(chunk[0])
             keys[start:stop], width[start:stop] = chunk[0], chunk[2]
-            matrix[start:stop, :chunk[1].shape[1]] = chunk[1]
-            matrix[start:stop, chunk[1].shape[1]:] = -1
+            held = min(q, chunk[1].shape[1])
+            matrix[start:stop, :held] = chunk[1][:, :held]
+            matrix[start:stop, held:] = -1
             start = stop
             del chunk
         return ScannedNegatives(keys, matrix, width)

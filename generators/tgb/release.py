@@ -4,17 +4,22 @@ A release zip is flat (py-tgb extracts it into the dataset folder): CSV files wi
 skips and columns read by position, and the evaluation negatives as Python pickles (dicts keyed by tuples of numpy
 integers). A pickle can run arbitrary code when loaded, and the release has no checksum (py-tgb records only a
 version integer), so :func:`load_pickle` unpickles with an allow-list: numpy arrays, dtypes and scalars, and the builtin
-containers; anything else is refused, naming the class it asked for.
+containers; anything else is refused, naming the class it asked for. numpy's reconstruction is replaced by stand-ins
+that check each size before numpy allocates it, after a linear walk of the opcodes
+(:func:`~generators.tgb.negpickle.walk`) has refused what pickle would refuse or could not read in bounded memory.
 """
 
 from __future__ import annotations
 
+import builtins
+import gc
 import io
+import math
 import pickle
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 import pyarrow as pa
@@ -22,23 +27,166 @@ import pyarrow.csv as pcsv
 
 from tgbhub.errors import GenerationError
 
-#: what a TGB negatives pickle may reference: numpy's array and scalar reconstruction, nothing else
-_ALLOWED = {
-    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
-    ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.numeric", "_frombuffer"),
-    ("numpy._core.numeric", "_frombuffer"), ("builtins", "tuple"), ("builtins", "dict"), ("builtins", "list"),
-    ("builtins", "int"), ("builtins", "float"), ("builtins", "set"), ("builtins", "frozenset"),
-}
+if TYPE_CHECKING:
+    from .negpickle import Bounds
+
+#: numpy's reconstruction functions by the names pickles give them (numpy 1's ``numpy.core``, numpy 2's
+#: ``numpy._core``), each replaced while unpickling by a stand-in that checks its arguments first (below)
+_NUMPY = {("numpy.core.multiarray", "_reconstruct"): "_reconstruct", ("numpy._core.multiarray", "_reconstruct"):
+          "_reconstruct", ("numpy.core.multiarray", "scalar"): "scalar", ("numpy._core.multiarray", "scalar"): "scalar",
+          ("numpy", "ndarray"): "ndarray", ("numpy", "dtype"): "dtype", ("numpy.core.numeric", "_frombuffer"):
+          "_frombuffer", ("numpy._core.numeric", "_frombuffer"): "_frombuffer"}
+#: the builtins a pickle may call (protocols before 4 build sets with ``set(list)``)
+_BUILTINS = ("tuple", "dict", "list", "int", "float", "set", "frozenset")
+#: the dtypes a negatives pickle may hold: numpy's plain numbers (the conversion then refuses all but integers and
+#: floats, naming the dtype); anything else (object, void, strings, datetimes, structured) is refused as it is
+#: unpickled, before numpy builds anything with it
+_PLAIN_DTYPES = frozenset({"b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16"})
+_numpy_scalar = np.int64(0).__reduce__()[0]  # numpy's own scalar(dtype, bytes), whatever its module
+
+
+def _refuse(what: str) -> GenerationError:
+    return GenerationError(f"the pickle holds {what}, which a TGB negatives file never does; refusing to load it (the "
+                           "release may be corrupt or not TGB's)")
+
+
+class _PickledDtype:
+    """``numpy.dtype(code, align, copy)`` as a pickle asks for it, kept from numpy until its state is known: BUILD
+    may give it only the state numpy writes for a plain number (a byte order, nothing else), and only before
+    anything is built with it (numpy's own dtype would take any state, object flags included, and change every
+    array built with it). :meth:`resolve` gives the numpy dtype."""
+
+    def __init__(self, code: object, align: object = False, copy: object = True) -> None:
+        if type(code) is not str or code not in _PLAIN_DTYPES:
+            raise _refuse(f"the numpy dtype {code!r:.40} (integer and float arrays only)")
+        self.code, self.order, self.built, self.used = code, "|", False, False
+        self.dtype: np.dtype | None = None
+
+    def __setstate__(self, state: object) -> None:
+        orders = ("|",) if np.dtype(self.code).itemsize == 1 else ("<", ">")  # what numpy writes, nothing else
+        if self.built or self.used or not (type(state) is tuple and len(state) == 8 and type(state[0]) is int
+                                           and state[0] == 3 and type(state[1]) is str and state[1] in orders
+                                           and all(part is None for part in state[2:5])
+                                           and all(type(part) is int for part in state[5:])
+                                           and state[5:] == (-1, -1, 0)):
+            raise _refuse(f"the numpy dtype {self.code} with the state {state!r:.80} (not a plain number's)")
+        self.order, self.built = state[1], True
+
+    def resolve(self) -> np.dtype:
+        if self.dtype is None:  # once: its state cannot change after this (BUILD then refuses)
+            self.used = True
+            dtype = np.dtype(self.code)
+            self.dtype = dtype if self.order == "|" else dtype.newbyteorder("<" if self.order == "<" else ">")
+        return self.dtype
+
+
+def _dtype_of(item: object) -> np.dtype:
+    if not isinstance(item, _PickledDtype):
+        raise _refuse(f"a {type(item).__name__} where numpy pickles a dtype")
+    return item.resolve()
+
+
+def _shape_of(item: object) -> tuple[int, ...]:
+    if type(item) is not tuple or not all(type(n) is int and n >= 0 for n in item):
+        raise _refuse(f"the array shape {item!r:.60}")
+    return item
+
+
+class _Unbuilt(np.ndarray):
+    """An array ``_reconstruct`` made, empty until BUILD gives it its state, which is checked first: a shape, a
+    plain dtype and exactly the bytes that shape takes (numpy would allocate the shape before it looks at the
+    bytes; with an object dtype and a short list it crashes)."""
+
+    built = False
+
+    def __setstate__(self, state: Any) -> None:
+        if not (type(state) is tuple and len(state) == 5 and type(state[0]) is int and state[0] == 1
+                and type(state[3]) is bool
+                and isinstance(state[4], (bytes, bytearray))):
+            raise _refuse(f"an array state {state!r:.80} (numpy writes (1, shape, dtype, fortran, bytes))")
+        shape, dtype = _shape_of(state[1]), _dtype_of(state[2])
+        if len(state[4]) != math.prod(shape) * dtype.itemsize:
+            raise _refuse(f"an array of shape {shape} and dtype {dtype} with {len(state[4]):,} bytes of data")
+        super().__setstate__(cast(Any, (1, shape, dtype, state[3], state[4])))
+        self.built = True
+
+
+class _StandIns:
+    """What :class:`_NumpyOnly` gives for each allowed name: numpy's reconstruction behind checks, and the builtins
+    with a budget of elements (``list(x)`` copies ``x``; a pickle may call it on one large object many times)."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+
+    def spend(self, size: int) -> None:
+        self.budget -= size
+        if self.budget < 0:
+            raise _refuse("more elements copied by builtin calls than the pickle has bytes")
+
+    def get(self, module: str, name: str) -> Any:
+        what = _NUMPY.get((module, name))
+        if what == "ndarray":
+            return _NDARRAY
+        if what is not None:
+            return getattr(self, what)
+        if module == "builtins" and name in _BUILTINS:
+            return self.builtin(getattr(builtins, name))
+        return None
+
+    @staticmethod
+    def dtype(code: object, align: object = False, copy: object = True) -> _PickledDtype:
+        return _PickledDtype(code, align, copy)
+
+    @staticmethod
+    def scalar(dtype: object, data: object) -> Any:
+        resolved = _dtype_of(dtype)
+        if not isinstance(data, bytes) or len(data) != resolved.itemsize:
+            raise _refuse(f"a numpy {resolved} scalar of {data!r:.40}")
+        return _numpy_scalar(resolved, data)
+
+    @staticmethod
+    def _frombuffer(buf: object, dtype: object, shape: object, order: object) -> np.ndarray:
+        resolved, dims = _dtype_of(dtype), _shape_of(shape)
+        if not isinstance(buf, (bytes, bytearray)) or type(order) is not str or order not in ("C", "F") or (
+                len(buf) != math.prod(dims) * resolved.itemsize):
+            raise _refuse(f"an array of shape {dims} and dtype {resolved} from {type(buf).__name__} data")
+        return np.frombuffer(buf, dtype=resolved).reshape(dims, order="F" if order == "F" else "C")
+
+    @staticmethod
+    def _reconstruct(cls: object, shape: object, dtype: object) -> _Unbuilt:
+        if cls is not _NDARRAY:
+            raise _refuse(f"a {type(cls).__name__} where numpy pickles its ndarray class")
+        _shape_of(shape)  # numpy writes (0,); the shape BUILD gives is the array's, allocated once checked
+        return np.ndarray.__new__(_Unbuilt, (0,), dtype=np.int8)
+
+    def builtin(self, kind: type) -> Callable[..., Any]:
+        def call(*args: Any) -> Any:
+            if args and kind not in (int, float):
+                if not hasattr(args[0], "__len__"):
+                    raise _refuse(f"{kind.__name__}() of a {type(args[0]).__name__}")
+                self.spend(len(args[0]))
+            return kind(*args)
+        return call
+
+
+class _Marker:
+    """numpy's ndarray class, as a pickle names it for ``_reconstruct``: nothing else may be done with it."""
+
+
+_NDARRAY = _Marker()
 
 
 class _NumpyOnly(pickle.Unpickler):
+    def __init__(self, file: IO[bytes], budget: int) -> None:
+        super().__init__(file)
+        self.stand_ins = _StandIns(budget)
+
     def find_class(self, module: str, name: str) -> Any:
-        if (module, name) not in _ALLOWED and not (module == "numpy" and name.endswith("Dtype")) and not (
-                module.startswith("numpy.dtypes") and name.endswith("DType")):
+        found = self.stand_ins.get(module, name)
+        if found is None:
             raise GenerationError(f"the pickle asks for {module}.{name}, which a TGB negatives file never needs; "
                                   "refusing to load it (the release may be corrupt or not TGB's)")
-        return super().find_class(module, name)
+        return found
 
 
 class Stage(Protocol):
@@ -204,21 +352,46 @@ def integers(column: pa.Array, member: str, what: str) -> np.ndarray:
     return column.to_numpy().astype(np.int64)
 
 
-def load_pickle(data: bytes | IO[bytes], member: str) -> dict[Any, Any]:
-    """A TGB negatives pickle (its bytes, or a stream such as :meth:`Release.open`'s, which spares holding the
-    bytes beside the dict), loaded with numpy arrays and builtin containers only.
+def load_pickle(data: bytes | IO[bytes], member: str, bounds: Bounds | None = None, size: int | None = None
+                ) -> dict[Any, Any]:
+    """A TGB negatives pickle (its bytes, or a seekable stream such as :meth:`Release.open`'s, which spares holding
+    the bytes beside the dict), loaded with numpy arrays and builtin containers only.
+
+    The stream is first read whole by :func:`~generators.tgb.negpickle.walk`, which refuses in linear time and
+    memory what pickle would refuse (or allocate without bound: lengths past the end, frames that do not frame, a
+    memo index beyond the pickle's size, MARKs nested without end) and, with ``bounds`` (its split's), more
+    opcodes than its entries can need; ``size`` is the stream's length where known. Then it is unpickled with
+    numpy's reconstruction behind checks: plain numeric dtypes only, an array's bytes exactly what its shape takes
+    before numpy allocates it, and the builtins' copies within the pickle's size.
 
     Raises:
         GenerationError: if it is not such a pickle or asks for anything else.
     """
+    from .negpickle import walk  # compiled (numba): imported by the import that needs it, not by `tgbhub list`
+
+    stream = io.BytesIO(data) if isinstance(data, bytes) else data
+    start = stream.tell()
+    total = walk(stream, member, bounds, len(data) if isinstance(data, bytes) else size)
+    collecting = gc.isenabled()
+    gc.disable()  # millions of small objects and no cycles: the collector's passes over them cost more than the load
     try:
-        loaded = _NumpyOnly(io.BytesIO(data) if isinstance(data, bytes) else data).load()
-    except GenerationError:
-        raise
+        stream.seek(start)
+        loaded = _NumpyOnly(stream, total if bounds is None else max(total, bounds.opcodes)).load()
+    except GenerationError as exc:
+        raise GenerationError(f"{member}: {exc}") from exc
     except Exception as exc:  # unpickling raises many kinds; each means the same thing here
         raise GenerationError(f"{member}: not a readable pickle ({type(exc).__name__}: {exc})") from exc
+    finally:
+        if collecting:
+            gc.enable()
     if not isinstance(loaded, dict):
         raise GenerationError(f"{member}: holds a {type(loaded).__name__}, not the dict of negatives TGB writes")
+    for key, value in loaded.items():
+        if isinstance(value, _Unbuilt):
+            if not value.built:
+                raise GenerationError(f"{member}: the entry {key!r:.60} is an array numpy never gave its data "
+                                      "(no BUILD after _reconstruct); refusing it (the release may be corrupt)")
+            loaded[key] = value.view(np.ndarray)
     return loaded
 
 

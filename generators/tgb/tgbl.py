@@ -59,7 +59,7 @@ from ..manifests import parquet_record_set
 from ..ranking import negatives_file, ranking_submission, write_negatives
 from .artifacts import Description, Info
 from .catalogue import TgbEntry
-from .negpickle import ScannedNegatives, scan
+from .negpickle import Bounds, ScannedNegatives, scan, too_large, too_many_entries, too_wide
 from .release import (
     EVERY_COLUMN,
     BlockNumbering,
@@ -460,10 +460,12 @@ def convert_negatives(table: dict[Any, Any] | ScannedNegatives, t: np.ndarray, s
     unpickled dict where the scan fell back; a dict is emptied on the way: its entries are taken out in blocks of
     :data:`NEGATIVE_BLOCK` and each block dropped once stacked into the matrix, so TGB's dict shrinks as the matrix
     fills and the two are never both whole. Edges find their entry by a sort of the keys (vectorised), not a dict
-    lookup per edge; edges that share a key (duplicate events) share its row.
+    lookup per edge; edges that share a key (duplicate events) share its row. A key the scan read twice gives its
+    last entry, as the dict the pickle builds keeps the last value.
 
     Raises:
-        GenerationError: if an edge has no entry, or an entry holds something other than node ids.
+        GenerationError: if an edge has no entry, a key is not three finite numbers within int64, or an entry holds
+            something other than node ids within int32.
     """
     if isinstance(table, dict):
         rows = _key_rows(_keys(table, member), src, dst, t, member)
@@ -486,25 +488,43 @@ _KEY = np.dtype([("t", np.int64), ("src", np.int64), ("dst", np.int64)])
 
 
 def _keys(table: dict[Any, Any], member: str) -> np.ndarray:
-    """The dict's keys as ``int64 [k, 3]`` in its order; a key that is not three whole numbers becomes
-    ``(-1, -1, -1)``, which no edge has (a dict lookup would not find it either: ``36.5`` is no edge's time).
+    """The dict's keys as ``int64 [k, 3]`` in its order; a key with a fraction becomes ``(-1, -1, -1)``, which no
+    edge has (a dict lookup would not find it either: ``36.5`` is no edge's time), as the scan reads it.
 
     Raises:
-        GenerationError: if a key is not a triple.
+        GenerationError: if a key is not a triple of integers or floats (numpy's or Python's; not bools, complex,
+            datetimes), or a part is not finite or lies beyond int64.
     """
+    odd = next((key for key in table if type(key) is not tuple or len(key) != 3), None)
+    if odd is not None:
+        raise GenerationError(f"{member}: the negatives dict has the key {odd!r:.80}, not a (src, dst, t) triple; "
+                              "is it TGB's pickle?")
+    kinds = {type(part) for part in chain.from_iterable(table)}
+    foreign = sorted(kind.__name__ for kind in kinds if issubclass(kind, (bool, np.bool_)) or not issubclass(
+        kind, (int, float, np.integer, np.floating)))
+    if foreign:
+        raise GenerationError(f"{member}: a key of the negatives dict holds a {foreign[0]}, not an integer node id "
+                              "or time; is it TGB's pickle?")
+    count = 3 * len(table)
+    fraction = np.zeros(len(table), dtype=bool)
+    if any(issubclass(kind, (float, np.floating)) for kind in kinds):
+        exact = np.fromiter(chain.from_iterable(table), dtype=np.float64, count=count).reshape(-1, 3)
+        if not np.isfinite(exact).all():
+            raise GenerationError(f"{member}: a key of the negatives dict holds "
+                                  f"{exact[~np.isfinite(exact)][0]}, not a node id or time; is it TGB's pickle?")
+        fraction = (exact != np.trunc(exact)).any(axis=1)
     try:
-        keys = np.fromiter(chain.from_iterable(table), dtype=np.int64, count=3 * len(table)).reshape(-1, 3)
-        if table and any(isinstance(part, (float, np.floating)) for part in next(iter(table))):
-            exact = np.fromiter(chain.from_iterable(table), dtype=np.float64, count=3 * len(table)).reshape(-1, 3)
-            keys[(exact != keys).any(axis=1)] = -1  # fromiter truncated a fraction
-    except (TypeError, ValueError) as exc:
-        raise GenerationError(f"{member}: the negatives dict's keys are not (src, dst, t) triples ({exc}); is it "
-                              "TGB's pickle?") from exc
+        keys = np.fromiter(chain.from_iterable(table), dtype=np.int64, count=count).reshape(-1, 3)
+    except (OverflowError, ValueError) as exc:
+        raise GenerationError(f"{member}: a key of the negatives dict lies beyond int64 ({exc}); no edge has it: is "
+                              "it TGB's pickle?") from exc
+    keys[fraction] = -1  # fromiter truncated the fraction
     return keys
 
 
 def _key_rows(keys: np.ndarray, src: np.ndarray, dst: np.ndarray, t: np.ndarray, member: str) -> np.ndarray:
-    """For each edge, the position of its ``(src, dst, t)`` among ``keys`` (``[k, 3]``, the dict's order).
+    """For each edge, the position of its ``(src, dst, t)`` among ``keys`` (``[k, 3]``, the dict's order; the last
+    of a key that appears twice).
 
     Raises:
         GenerationError: naming the first edge with no key.
@@ -515,7 +535,8 @@ def _key_rows(keys: np.ndarray, src: np.ndarray, dst: np.ndarray, t: np.ndarray,
     ordered = table[order]
     wanted = np.empty(len(t), dtype=_KEY)
     wanted["t"], wanted["src"], wanted["dst"] = t, src, dst
-    at = np.minimum(np.searchsorted(ordered, wanted), max(len(ordered) - 1, 0))
+    # the last of equal keys (a sort keeps their order): the value a dict keeps for a key given twice
+    at = np.maximum(np.searchsorted(ordered, wanted, side="right") - 1, 0)
     missing = np.flatnonzero(ordered[at] != wanted) if len(ordered) else np.arange(len(t))
     if len(missing):
         row = int(missing[0])
@@ -539,7 +560,11 @@ def _stacked_values(table: dict[Any, Any], member: str) -> tuple[np.ndarray, np.
     table.clear()  # the values live on in the list only, each block of them dropped once stacked (from the end)
     while values:
         start = max(0, len(values) - NEGATIVE_BLOCK)
-        block = [np.asarray(value) for value in values[start:]]
+        try:
+            block = [np.asarray(value) for value in values[start:]]
+        except (TypeError, ValueError) as exc:  # a ragged list of lists, say
+            raise GenerationError(f"{member}: an entry of the negatives dict is not a flat list of numbers ({exc}); "
+                                  "is it TGB's release of this dataset?") from exc
         del values[start:]
         width[start:start + len(block)] = [len(value) if value.ndim == 1 else -1 for value in block]
         blocks.append((start, _stacked_block(block, width[start:start + len(block)], member)))
@@ -552,12 +577,31 @@ def _stacked_values(table: dict[Any, Any], member: str) -> tuple[np.ndarray, np.
     return matrix, width
 
 
+#: the node ids a negatives matrix holds (``int32``)
+_ID_MIN, _ID_MAX = -(1 << 31), (1 << 31) - 1
+
+
 def _stacked_block(block: list[np.ndarray], width: np.ndarray, member: str) -> np.ndarray:
-    """One block of entries as ``int32 [len, q]``; ``width`` set to -1 where an entry is not integer node ids."""
+    """One block of entries as ``int32 [len, q]``; ``width`` set to -1 where an entry is not integer node ids.
+
+    Raises:
+        GenerationError: for an entry that is not flat, holds values that are not integers or floats (bools,
+            complex, datetimes, void, objects), or a whole value beyond int32 (infinity included).
+    """
     if np.any(width < 0):
         shape = next(value.shape for value in block if value.ndim != 1)
         raise GenerationError(f"{member}: an entry of the negatives dict holds an array of shape {shape}, not a flat "
                               "list of node ids as TGB's pickles do; is it TGB's release of this dataset?")
+    odd = next((value.dtype for value in block if value.dtype.kind not in "iuf"), None)
+    if odd is not None:
+        raise GenerationError(f"{member}: the negatives hold {odd} values, not integer node ids as TGB's "
+                              "pickles do; is it TGB's release of this dataset?")
+    for value in block:  # checked before any cast: numpy would wrap a uint64 or a float beyond int32 silently
+        whole = value if value.dtype.kind in "iu" else value[value == np.floor(value)]
+        if whole.size and (whole.min() < _ID_MIN or whole.max() > _ID_MAX):
+            beyond = whole[(whole < _ID_MIN) | (whole > _ID_MAX)][0]
+            raise GenerationError(f"{member}: the negatives hold the value {beyond}, beyond the int32 node ids "
+                                  "they are stored as; is it TGB's release of this dataset?")
     q = int(width.max()) if len(width) else 0
     if len(width) and int(width.min()) == q:
         values = np.stack(block) if q else np.empty((len(block), 0))
@@ -571,9 +615,6 @@ def _stacked_block(block: list[np.ndarray], width: np.ndarray, member: str) -> n
         for partial in np.flatnonzero(~whole.all(axis=1)):  # a row holding a non-integer value
             width[partial] = -1
         values = np.where(whole, values, -1)
-    elif values.dtype.kind not in "iu":
-        raise GenerationError(f"{member}: the negatives hold {values.dtype} values, not integer node ids as TGB's "
-                              "pickles do; is it TGB's release of this dataset?")
     return values.astype(np.int32)
 
 
@@ -632,8 +673,8 @@ def convert(entry: TgbEntry, release: Release) -> tuple[dict[str, dict[str, np.n
     with stage(release.progress, f"converting the negatives of {entry.name}", len(SPLITS) - 1, "splits") as bar:
         for split in SPLITS[1:]:  # one split's pickle at a time, read from the zip as a stream (never its bytes)
             member = entry.files[f"{split}_ns"]
-            table = read_negatives(release, member)
             lo, hi = splits[split]
+            table = read_negatives(release, member, negative_bounds(entry, hi - lo, info["num_nodes"]))
             files[negatives_file(split)] = convert_negatives(table, edges_file["t"][lo:hi], edges_file["src"][lo:hi],
                                                              edges_file["dst"][lo:hi], member)
             del table  # else it lives on while the next split's pickle loads
@@ -642,21 +683,56 @@ def convert(entry: TgbEntry, release: Release) -> tuple[dict[str, dict[str, np.n
     return files, info
 
 
-def read_negatives(release: Release, member: str) -> ScannedNegatives | dict[Any, Any]:
+def negative_bounds(entry: TgbEntry, rows: int, num_nodes: int) -> Bounds:
+    """What the negatives pickle of a split of ``rows`` edges may hold: at most one entry per edge, each of at most
+    the catalogue's ``q`` negatives, and never more than the ``num_nodes`` node ids (a query's negatives are
+    distinct nodes: tgbl-wiki's q = 12000 gives at most 998); without a ``q`` in the catalogue, the node count
+    alone."""
+    if entry.q is None:
+        return Bounds(rows, max(num_nodes, 1), f"the {num_nodes:,} node ids of the edge list; the catalogue has no "
+                                               f"q for {entry.name}")
+    if num_nodes < entry.q:
+        return Bounds(rows, max(num_nodes, 1), f"the {num_nodes:,} node ids of the edge list, fewer than the "
+                                               f"catalogue's q = {entry.q:,} for {entry.name}")
+    return Bounds(rows, entry.q, f"the catalogue's q for {entry.name}")
+
+
+def read_negatives(release: Release, member: str, bounds: Bounds | None = None
+                   ) -> ScannedNegatives | dict[Any, Any]:
     """TGB's negatives pickle ``member`` as arrays (:func:`~generators.tgb.negpickle.scan`, a progress stage in
     bytes), or, where it is not the pattern py-tgb's ``pickle.dump`` writes, the dict :func:`load_pickle` unpickles
-    from a second read of the member: which one came back says which path was taken.
+    from a second read of the member: which one came back says which path was taken. ``bounds`` (the split's, from
+    :func:`negative_bounds`) limit what either may allocate: the member's size is checked before anything is read,
+    the entries and their widths before they are stacked.
 
     Raises:
-        GenerationError: as :func:`load_pickle`, for a pickle the scan leaves to it.
+        GenerationError: as :func:`load_pickle`, for a pickle the scan leaves to it, and for a pickle larger than
+            ``bounds`` allow, with more entries than its split has edges, or an entry wider than the bound.
     """
-    with stage(release.progress, f"scanning TGB's negatives pickle {member}", release.size(member), "B") as bar:
+    size = release.size(member)
+    if bounds is not None and size > bounds.stream_bytes:
+        raise too_large(member, size, bounds)
+    with stage(release.progress, f"scanning TGB's negatives pickle {member}", size, "B") as bar:
         with release.open(member) as stream:
-            scanned = scan(stream, read=bar.update)
+            scanned = scan(stream, read=bar.update, bounds=bounds, size=size)
     if scanned is not None:
         return scanned
     with release.open(member) as stream:
-        return load_pickle(stream, member)
+        table = load_pickle(stream, member, bounds, size)
+    if bounds is not None:
+        _check_bounds(table, member, bounds)
+    return table
+
+
+def _check_bounds(table: dict[Any, Any], member: str, bounds: Bounds) -> None:
+    """Raises GenerationError if the unpickled dict has more entries or a wider entry than ``bounds`` allow (before
+    :func:`convert_negatives` allocates its matrix, entries times the widest)."""
+    if len(table) > bounds.entries:
+        raise too_many_entries(member, len(table), bounds)
+    for value in table.values():
+        size = value.size if isinstance(value, np.ndarray) else len(value) if hasattr(value, "__len__") else 1
+        if size > bounds.width:
+            raise too_wide(member, size, bounds)
 
 
 def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path,

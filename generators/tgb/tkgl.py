@@ -75,6 +75,7 @@ from ..negatives import Pools, audit_pooled, relation_pools, time_filtered, type
 from ..ranking import negatives_file, ranking_submission
 from .artifacts import Description, Info
 from .catalogue import TgbEntry
+from .negpickle import Bounds, too_large
 from .release import (
     ProgressFactory,
     Release,
@@ -362,8 +363,9 @@ def split_negatives(entry: TgbEntry, release: Release, edges: Mapping[str, np.nd
     stats: dict[str, dict[str, int]] = {}
     for split in SPLITS[1:]:
         member = entry.files[f"{split}_ns"]
-        table = load_pickle(release.read(member), member)
         lo, hi = splits[split]
+        table = _read_bounded(release, member, Bounds(hi - lo, max(num_nodes, 1),
+                                                      f"the {num_nodes:,} node ids of the edge list"))
         rows = {name: edges[name][lo:hi] for name in ("t", "src", "dst", "edge_type")}
         if entry.ns_strategy == "time-filtered":
             queries, nodes, keys = filter_sets(table, rows, num_nodes, member)
@@ -380,6 +382,19 @@ def split_negatives(entry: TgbEntry, release: Release, edges: Mapping[str, np.nd
         for stat, value in found.items():
             stats.setdefault(stat, {})[split] = value
     return files, stats
+
+
+def _read_bounded(release: Release, member: str, bounds: Bounds) -> dict[Any, Any]:
+    """The negatives pickle ``member`` unpickled within ``bounds`` (one entry per query of its split, each at most
+    every node), its size checked before a byte of it is read.
+
+    Raises:
+        GenerationError: if the member is larger than ``bounds`` allow, or as :func:`load_pickle`.
+    """
+    size = release.size(member)
+    if size > bounds.stream_bytes:
+        raise too_large(member, size, bounds)
+    return load_pickle(release.read(member), member, bounds, size)
 
 
 # --- conversion ------------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -178,19 +178,61 @@ def test_global_options_go_before_or_after_any_command(tmp_path, capsys, monkeyp
     (["hub", "serve", "/etc"], 2, "/etc.* not a hub root"),
     (["--cache-dir", "CACHE", "leaderboard", "show", "t-grab/pdet-2-16", "--endpoint", "http://127.0.0.1:9"], 2,
      "ConnectError.*Nothing answered at http://127.0.0.1:9: check --endpoint"),
+    # a folder where a file belongs: named as a folder, with the one file in it that fits
+    (["--cache-dir", "CACHE", "evaluate", "t-grab/pdet-2-16", "PREDS_DIR"], 2,
+     "FILE '.*preds' is a folder, but `tgbhub evaluate` takes a Parquet file there: pass the one in it, "
+     ".*preds/scores.parquet"),
+    (["--cache-dir", "CACHE", "generative", "t-grab/pdet-2-16", "EMPTY_DIR"], 2,
+     "FILE '.*empty' is a folder, .* and it holds no \\*.parquet file: pass the file itself"),
+    (["verify-result", "RECORD_FILE", "PREDS_DIR"], 2,
+     "SUBMISSION '.*preds' is a folder, but `tgbhub verify-result` takes a Parquet file there: pass the one in it"),
+    (["submit", "t-grab/pdet-2-16", "PREDS_DIR", "--hub", "git:HUB", "--model", "m"], 2,
+     "SUBMISSION '.*preds' is a folder, but `tgbhub submit` takes a Parquet file there"),
+    (["aggregate-results", "RECORDS_DIR"], 2, "RECORD '.*records' is a folder, .*: pass one of the 2 \\*.json files"),
+    # two arguments in each other's places: called swapped, with the command written the right way round
+    (["evaluate", "preds.parquet", "t-grab/pdet-2-16"], 2, "the arguments look swapped: 'preds.parquet' is a "
+     "Parquet file and 't-grab/pdet-2-16' is a dataset; .*write `tgbhub evaluate t-grab/pdet-2-16 preds.parquet`"),
+    (["baseline", "t-grab/pdet-2-16", "edgebank", "--task", "snapshot-f1"], 2, "the arguments look swapped: "
+     ".*write `tgbhub baseline edgebank t-grab/pdet-2-16 --task snapshot-f1`"),
+    (["train", "chaosnet/mini-k2.0-rho0.1-n8", "lstm", "--out", "RUN"], 2,
+     "the arguments look swapped: .*`tgbhub train` takes MODEL first, .*write `tgbhub train lstm "
+     "chaosnet/mini-k2.0-rho0.1-n8 --out .*run`"),
+    (["verify-result", "PREDS_FILE", "RECORD_FILE"], 2, "the arguments look swapped: '.*scores.parquet' is a "
+     "Parquet file and '.*record.json' is a result record \\(JSON\\); .*write `tgbhub verify-result .*record.json "
+     ".*scores.parquet`"),
+    (["counterfactual", "t-grab/pdet-2-16", "recency"], 2, "swapped: .*write `tgbhub counterfactual recency "
+     "t-grab/pdet-2-16`"),
+    (["generative", "preds.parquet", "t-grab/pdet-2-16"], 2, "swapped: .*write `tgbhub generative "
+     "t-grab/pdet-2-16 preds.parquet`"),
+    (["submit", "preds.parquet", "t-grab/pdet-2-16", "--hub", "git:HUB", "--model", "m"], 2,
+     "swapped: .*write `tgbhub submit t-grab/pdet-2-16 preds.parquet --hub git:.* --model m`"),
 ])
 def test_a_users_mistake_is_one_line_and_no_traceback(argv, code, words, tmp_path, capsys) -> None:
     (tmp_path / "file").write_text("not a folder")
+    for folder, files in (("preds", ["scores.parquet", "notes.txt"]), ("empty", []),
+                          ("records", ["seed0.json", "seed1.json"])):
+        (tmp_path / folder).mkdir()
+        for name in files:
+            (tmp_path / folder / name).write_text("")
+    (tmp_path / "scores.parquet").write_text("")
+    (tmp_path / "record.json").write_text("{}")
     paths = {"CACHE_IS_A_FILE": str(tmp_path / "file"), "CACHE": str(tmp_path / "cache"),
-             "MISSING/out.parquet": str(tmp_path / "missing" / "out.parquet"), "RUN": str(tmp_path / "run")}
-    assert main([paths.get(a, a) for a in argv]) == code
+             "MISSING/out.parquet": str(tmp_path / "missing" / "out.parquet"), "RUN": str(tmp_path / "run"),
+             "PREDS_DIR": str(tmp_path / "preds"), "EMPTY_DIR": str(tmp_path / "empty"),
+             "RECORDS_DIR": str(tmp_path / "records"), "PREDS_FILE": str(tmp_path / "scores.parquet"),
+             "RECORD_FILE": str(tmp_path / "record.json"), "git:HUB": f"git:{tmp_path / 'hub'}"}
+    try:
+        returned = main([paths.get(a, a) for a in argv])
+    except SystemExit as exited:  # a usage mistake ends in the parser, with argparse's exit
+        returned = exited.code
+    assert returned == code
     lines = [line for line in capsys.readouterr().err.splitlines()
              if line.strip() and not line.startswith("compiling ")]  # a first-use JIT notice may precede the error
     assert len(lines) == 1 and re.search(words, lines[0]), lines
     assert not (tmp_path / "run").exists()  # refused before a run folder was made
 
 
-@pytest.mark.parametrize("code, advice", [("ENOSPC", "the disk is full: free space"),
+@pytest.mark.parametrize("code, advice", [("ENOSPC", "the disk is full. The disk mounted at"),
                                           ("EROFS", "the file system is read-only"),
                                           ("EACCES", "no permission to write there")])
 def test_a_cache_that_cannot_be_written_is_one_line(code, advice, tmp_path, capsys, monkeypatch) -> None:
@@ -212,7 +254,25 @@ def test_a_cache_that_cannot_be_written_is_one_line(code, advice, tmp_path, caps
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(lines) == 1 and "cannot write" in lines[0] and advice in lines[0], lines
     assert "offline" not in lines[0]  # the old advice (turn offline mode off) was wrong for a local write failure
-    assert not [p for p in cache.rglob("*") if p.name.endswith(".tmp") or ".tmp." in p.name]
+    assert not [p for p in cache.rglob("*") if p.is_file() and not p.name.endswith(".lock")]  # no staging, no .tmp
+
+
+def test_a_real_full_disk_is_one_line_and_a_smaller_dataset_fits_after_it(tmp_path, capsys) -> None:
+    """On a 2 MiB disk, `get` of a 4 MiB dataset fails with one line naming the disk, its free bytes and the fix,
+    not the offline advice, and leaves nothing behind: a 300 KiB dataset then installs."""
+    from tests.test_cache import leftovers, small_disk
+
+    with small_disk(tmp_path / "disk", "2m") as disk:
+        cache = str(disk / "cache")
+        assert main(["--offline", "--cache-dir", cache, "get", "t-grab/pdet-2-16"]) == 2
+        lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+        assert len(lines) == 1, lines
+        assert lines[0].startswith(f"tgbhub: error: cannot write t-grab/pdet-2-16@1.0.0 into the cache at {cache}: "
+                                   f"the disk is full. The disk mounted at {disk} has ")
+        assert "Free space on" in lines[0] and "--cache-dir DIR or TGBHUB_CACHE=DIR" in lines[0]
+        assert "ffline" not in lines[0] and "requested and" not in lines[0]
+        assert leftovers(disk / "cache") == []
+        assert main(["--offline", "--cache-dir", cache, "get", "t-grab/pdet-2-1"]) == 0
 
 
 def test_ctrl_c_in_a_real_process_exits_130_with_one_line(tmp_path) -> None:

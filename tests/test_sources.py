@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -17,7 +18,7 @@ import pytest
 
 import tgbhub
 from tests.servers import MirrorServer, serving
-from tgbhub.errors import InvalidNameError, SourceUnavailableError, SourceWarning
+from tgbhub.errors import DiskFullError, InvalidNameError, SourceUnavailableError, SourceWarning
 from tgbhub.hub.serve import LocalHub, start_local_hub
 from tgbhub.publish import parse_target, publish
 from tgbhub.registry import Registry
@@ -32,7 +33,7 @@ def _rows(ds: tgbhub.api.TemporalGraphDataset) -> tuple[np.ndarray, ...]:
 def _assert_same_rows(ds: object, name: str, tmp_path: Path) -> None:
     built = tgbhub.load_dataset(name, cache_dir=tmp_path / "built", sources="build")
     assert built.source == "build"
-    for ours, reference in zip(_rows(ds), _rows(built)):
+    for ours, reference in zip(_rows(ds), _rows(built), strict=True):
         np.testing.assert_array_equal(ours, reference)
 
 
@@ -250,3 +251,53 @@ def test_a_hub_that_does_not_answer_is_told_apart_from_one_that_lacks_the_datase
         with pytest.raises(SourceUnavailableError) as failed:
             tgbhub.load_dataset("t-grab/pdet-2-1", cache_dir=tmp_path, hub_endpoint=endpoint, sources="hub")
     assert f"Nothing answered at {endpoint}" in str(failed.value) and "Publish this dataset" not in str(failed.value)
+
+
+class _FillsUp:
+    """A file whose disk fills up after ``room`` bytes: the write that does not fit raises ENOSPC, as a real one."""
+
+    def __init__(self, path: Path, room: int) -> None:
+        self.handle = open(path, "wb")  # noqa: SIM115 - closed by __exit__, as the real file would be
+        self.room = room
+
+    def write(self, block: bytes) -> int:
+        if len(block) > self.room:
+            self.handle.write(block[: self.room])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), self.handle.name)
+        self.room -= len(block)
+        return self.handle.write(block)
+
+    def __enter__(self) -> _FillsUp:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.handle.close()
+
+
+def _disk_fills_up(monkeypatch: pytest.MonkeyPatch, room: int) -> None:
+    """Every download writes into a disk with ``room`` bytes left for each file (the lowest-level write of
+    ``stream_to_file``)."""
+    import tgbhub.sources.http as http
+
+    monkeypatch.setattr(http, "open", lambda path, mode: _FillsUp(Path(path), room), raising=False)
+
+
+@pytest.mark.parametrize("source", ["mirror", "hub"])
+def test_a_full_disk_mid_download_is_the_disks_fault_not_the_sources(source: str, use_registry: Registry,
+                                                                      mirror_dir: Path, local_hub: LocalHub,
+                                                                      tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk fills up half way through a download: the error names the cache's disk (no other source is tried,
+    no advice about the source or offline mode), and the staging folder with the half file is removed."""
+    _disk_fills_up(monkeypatch, room=4096)
+    with serving(MirrorServer(mirror_dir)) as server, warnings.catch_warnings():
+        warnings.simplefilter("error", SourceWarning)  # a warning would mean the next source was tried
+        options = {"mirrors": [server.url], "sources": "mirror,build"} if source == "mirror" else {
+            "hub_endpoint": local_hub.url, "sources": "hub,build"}
+        with pytest.raises(DiskFullError) as failed:
+            tgbhub.load_dataset("t-grab/ce-4", cache_dir=tmp_path, **options)
+    message = str(failed.value)
+    assert "the disk is full" in message and "--cache-dir DIR or TGBHUB_CACHE" in message
+    assert "Publish" not in message and "ffline" not in message and "mirror URL" not in message
+    assert failed.value.declared == sum(f.size for f in tgbhub.resolve("t-grab/ce-4").files)
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and not p.name.endswith(".lock")]

@@ -7,12 +7,15 @@ mtimes only; anything that changed is re-verified and repaired, or the entry is 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import shutil
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,7 @@ import numpy as np
 from filelock import FileLock
 
 from tgbhub.columns import HDF5_ENCODING, read_columns
-from tgbhub.errors import IntegrityError
+from tgbhub.errors import CacheWriteError, DiskFullError, IntegrityError
 from tgbhub.hashing import column_sha256, content_digest, file_sha256
 from tgbhub.manifest import FileEntry, Manifest
 
@@ -88,6 +91,75 @@ def write_text_atomic(path: Path, text: str) -> None:
         os.replace(temp, path)
     finally:
         temp.unlink(missing_ok=True)  # gone after the rename; a failed write (full disk) leaves no .tmp behind
+
+
+#: numpy reports a short write (``tofile``, ``np.save``) as an OSError with no errno; on a local file it means the
+#: disk filled up
+_SHORT_WRITE = re.compile(r"\d+ requested and \d+ written")
+
+
+def disk_full(exc: BaseException | None) -> OSError | None:
+    """The error saying the disk (or the quota) is full, if ``exc`` is one or was raised from one; else ``None``.
+
+    A source or a generator may wrap the error it met (a download's ``FetchError``, a ``GenerationError``), and
+    numpy's short write carries no errno, so the chain is followed and the message read.
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and (exc.errno in (errno.ENOSPC, errno.EDQUOT)
+                                         or (exc.errno is None and _SHORT_WRITE.search(str(exc)))):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def mount_point(path: Path) -> Path:
+    """The mount point of the disk ``path`` is on (or will be on, for a folder not made yet)."""
+    mount = Path(os.path.abspath(path))
+    while not mount.exists() and mount != mount.parent:
+        mount = mount.parent
+    mount = mount.resolve()
+    while not os.path.ismount(mount) and mount != mount.parent:
+        mount = mount.parent
+    return mount
+
+
+def disk_full_error(full: OSError, root: Path, what: str, declared: int | None = None,
+                    written: int | None = None) -> DiskFullError:
+    """The error for a full disk under the cache ``root`` while writing ``what``: its mount point, the free bytes
+    ``shutil.disk_usage`` reports now (after the failed install removed its files), ``declared`` (the bytes the
+    manifest declares for the files being installed) and ``written`` (what had been written when it filled)."""
+    mount = mount_point(root)
+    try:
+        free: int | None = shutil.disk_usage(mount).free
+    except OSError:
+        free = None
+    return DiskFullError(what, str(root), str(mount), free, declared, written, full)
+
+
+@contextmanager
+def naming_the_disk(root: Path, what: str, declared: int | None = None) -> Iterator[None]:
+    """Turn a full disk met inside the block (however a source or generator wrapped it) into a
+    :class:`~tgbhub.errors.DiskFullError` naming the cache's disk; other errors pass unchanged.
+
+    Raises:
+        DiskFullError: if the block failed because the disk or quota under ``root`` is full.
+    """
+    try:
+        yield
+    except CacheWriteError:
+        raise
+    except BaseException as exc:
+        full = disk_full(exc)
+        if full is None:
+            raise
+        raise disk_full_error(full, root, what, declared) from exc
+
+
+def declared_bytes(manifest: Manifest) -> int:
+    """The bytes ``manifest`` declares for its files (the column arrays the cache keeps beside them come on top)."""
+    return sum(entry.size for entry in manifest.files)
 
 
 def stored_manifest_path(root: Path, name: str, version: str) -> Path:
@@ -238,11 +310,15 @@ def lookup(manifest: Manifest, root: Path) -> CacheEntry | None:
 
     A hit is decided by :func:`plan` without writing; an entry whose files changed since install is repaired under
     the per-version lock (see :func:`_repair`), so no two processes rewrite one entry at once.
+
+    Raises:
+        DiskFullError: if the disk under ``root`` fills up while a repair rewrites a column file.
     """
     decided = plan(manifest, root)
     if decided.action != "repair":
         return decided.entry
-    with entry_lock(root, manifest.name, manifest.version):
+    with naming_the_disk(root, f"{manifest.name}@{manifest.version}"), \
+            entry_lock(root, manifest.name, manifest.version):
         return _repair(manifest, root)
 
 
@@ -284,8 +360,12 @@ def reverify(manifest: Manifest, root: Path) -> tuple[str, list[str]]:
     the manifest's values), ``"repaired"`` (only column files were damaged: re-derived from their verified
     artifacts), ``"damaged"`` (an artifact's bytes changed: the entry is withdrawn, its ``COMPLETE`` removed, so the
     next load fetches or rebuilds it) or ``"missing"`` (no complete entry).
+
+    Raises:
+        DiskFullError: if the disk under ``root`` fills up while a column file is re-derived.
     """
-    with entry_lock(root, manifest.name, manifest.version):
+    with naming_the_disk(root, f"{manifest.name}@{manifest.version}"), \
+            entry_lock(root, manifest.name, manifest.version):
         folder = version_dir(root, manifest)
         marker = _read_marker(folder)
         if plan(manifest, root).action == "miss" or marker is None:
@@ -323,45 +403,109 @@ def install(manifest: Manifest, root: Path, fetch: Callable[[Path], Fetched]) ->
     only after verification, ``COMPLETE`` last.
 
     Raises:
-        IntegrityError: if fetched bytes do not match the manifest (the staging folder is removed).
-        Exception: whatever ``fetch`` raises, after removing the staging folder.
+        IntegrityError: if fetched bytes do not match the manifest (what was staged is removed).
+        DiskFullError: if the disk or quota under ``root`` fills up on the way (what was written is removed).
+        Exception: whatever ``fetch`` raises, after removing what was staged.
     """
-    with entry_lock(root, manifest.name, manifest.version):
+    declared = declared_bytes(manifest)
+    with naming_the_disk(root, f"{manifest.name}@{manifest.version}", declared), \
+            entry_lock(root, manifest.name, manifest.version):
         existing = _repair(manifest, root)
         if existing is not None:
             return existing, False
-        return install_locked(root, manifest.name, manifest.version, fetch, lambda fetched, staging: manifest)[1], True
+        return install_locked(root, manifest.name, manifest.version, fetch, lambda fetched, staging: manifest,
+                              declared=declared)[1], True
 
 
 def install_locked(root: Path, name: str, version: str, fetch: Callable[[Path], Fetched],
-                   describe: Callable[[Fetched, Path], Manifest]) -> tuple[Manifest, CacheEntry]:
+                   describe: Callable[[Fetched, Path], Manifest],
+                   declared: int | None = None) -> tuple[Manifest, CacheEntry]:
     """:func:`install`'s work, for a caller that already holds :func:`entry_lock` of ``name@version``: fetch into a
     private staging folder, verify against the manifest ``describe(fetched, staging)`` returns (the published one,
     or for a dataset built on request the one its build wrote), move into place, ``COMPLETE`` last.
 
+    Every way out but success (an error of the source, the build or the disk, a mismatch, Ctrl-C) removes the
+    staging folder and whatever was already moved into the version's folder, so a failed install leaves no bytes
+    behind; staging and temporary files a killed process left are removed first.
+
+    Args:
+        declared: the bytes the manifest declares for the files, when the caller knows the manifest before the
+            fetch (else they are read from the described manifest, if the failure came after it); a full disk's
+            message names them.
+
     Raises:
         IntegrityError: if fetched bytes do not match the manifest, or the manifest is of another dataset version.
-        Exception: whatever ``fetch`` or ``describe`` raises. The staging folder is removed on every path.
+        DiskFullError: if the disk or quota under ``root`` fills up on the way, however the source or the build
+            reported it.
+        Exception: whatever ``fetch`` or ``describe`` raises.
     """
     family, short = name.split("/", 1)
     folder = root / family / short / version
-    # Whoever fetches holds the lock, so any staging folder seen now was left by a process that died mid-fetch.
+    # Whoever fetches holds the lock, so any staging folder or temporary file seen now was left by a process that
+    # died mid-install (every writer of this entry takes the lock).
     for stale in folder.parent.glob(f".{version}.*.staging"):
         shutil.rmtree(stale, ignore_errors=True)
+    for stale in folder.parent.glob(f".{version}.manifest.json.*.tmp"):  # a stored manifest's half-written text
+        stale.unlink(missing_ok=True)
+    _discard_unfinished(folder, ())
     staging = folder.parent / f".{version}.{os.getpid()}.{uuid.uuid4().hex}.staging"
-    staging.mkdir()
+    described: list[Manifest] = []
     try:
+        staging.mkdir()
         fetched = fetch(staging)
         manifest = describe(fetched, staging)
+        described.append(manifest)
         if (manifest.name, manifest.version) != (name, version):
             raise IntegrityError(f"{name}@{version}: manifest", f"{name}@{version}",
                                  f"{manifest.name}@{manifest.version}", "The source described another dataset "
                                  "version; nothing was installed. Report it: it is a bug in that source.")
         marker = _verify_and_move(manifest, fetched, staging, folder)
+        write_text_atomic(folder / MARKER, json.dumps(marker, indent=1))
+    except BaseException as exc:
+        names = {entry.name for entry in described[0].files} if described else set()
+        written = _bytes_under(staging) + _discard_unfinished(folder, names)
+        shutil.rmtree(staging, ignore_errors=True)
+        full = None if isinstance(exc, CacheWriteError) else disk_full(exc)
+        if full is None:
+            raise
+        if declared is None and described:
+            declared = declared_bytes(described[0])
+        raise disk_full_error(full, root, f"{name}@{version}", declared, written) from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    write_text_atomic(folder / MARKER, json.dumps(marker, indent=1))
     return manifest, _entry(folder, manifest, marker)
+
+
+def _bytes_under(folder: Path) -> int:
+    """The bytes of the files under ``folder`` (0 if it is gone)."""
+    total = 0
+    for path in folder.rglob("*"):
+        with suppress(OSError):
+            total += path.stat().st_size if path.is_file() else 0
+    return total
+
+
+def _discard_unfinished(folder: Path, names: Collection[str]) -> int:
+    """Remove what an install left unfinished in the version's ``folder``: temporary files, and, unless a
+    ``COMPLETE`` marker vouches for them, the files ``names`` and their column arrays; then the folder, if that
+    empties it. Returns the bytes removed. Only under the entry's lock: every writer of the folder takes it.
+    """
+    if not folder.is_dir():
+        return 0
+    vouched = (folder / MARKER).exists()
+    removed = 0
+    for path in folder.iterdir():
+        temporary = path.name.startswith(".") and path.name.endswith(".tmp")
+        unfinished = not vouched and (path.name in names or (path.name.endswith(".npy") and any(
+            path.name.startswith(f"{name}.") for name in names)))
+        if (temporary or unfinished) and path.is_file():
+            with suppress(OSError):
+                size = path.stat().st_size
+                path.unlink()
+                removed += size
+    with suppress(OSError):  # not empty: another entry's files, or a complete entry
+        folder.rmdir()
+    return removed
 
 
 def _verify_and_move(manifest: Manifest, fetched: Fetched, staging: Path, folder: Path) -> dict[str, Any]:

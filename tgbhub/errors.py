@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Sequence
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 
 class TgbhubError(Exception):
@@ -168,10 +168,63 @@ class CacheWriteError(TgbhubError, OSError):
     def __str__(self) -> str:
         return str(self.args[1])
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled as made (a Dask worker sends it back to the client): its __init__ takes other arguments than args
+        return _restore, (type(self), self.args, dict(self.__dict__))
+
     @classmethod
     def applies(cls, exc: BaseException) -> TypeGuard[OSError]:
         """Whether ``exc`` is a local write failure (full disk, read-only, not a folder, no permission)."""
         return isinstance(exc, OSError) and not isinstance(exc, TgbhubError) and exc.errno in cls.ADVICE
+
+
+class DiskFullError(CacheWriteError):
+    """The disk (or quota) holding the cache filled up while a dataset was installed. Nothing was installed and what
+    the install had written was removed; the message names the cache folder, the disk's mount point, the bytes the
+    manifest declares and the free bytes, and the way out."""
+
+    def __init__(self, what: str, folder: str, mount: str, free: int | None, declared: int | None,
+                 written: int | None, exc: OSError) -> None:
+        self.what = what
+        self.folder = folder
+        self.mount = mount
+        self.free = free
+        self.declared = declared
+        self.written = written
+        full = "the disk quota is used up" if exc.errno == errno.EDQUOT else "the disk is full"
+        have = "too little free space" if free is None else f"{human_bytes(free)} free"
+        if declared is not None:
+            # the manifest knows its files only: the cache also keeps each column as an array beside them
+            needs = (f"this install needs more: its manifest declares {human_bytes(declared)} of files, and the "
+                     "cache keeps their columns as arrays beside them")
+        else:
+            needs = "this install needs more"
+        if written:
+            needs += f" ({human_bytes(written)} were written before the disk filled)"
+        message = (f"cannot write {what} into the cache at {folder}: {full}. The disk mounted at {mount} has {have}, "
+                   f"and {needs}. Nothing was installed and its partial files were removed. Free space on {mount}, "
+                   "or point the cache at a disk with room: --cache-dir DIR or TGBHUB_CACHE=DIR")
+        OSError.__init__(self, exc.errno or errno.ENOSPC, message)
+
+
+def _restore(cls: type[CacheWriteError], args: tuple[Any, ...], state: dict[str, Any]) -> CacheWriteError:
+    """A :class:`CacheWriteError` (or subclass) back from a pickle, without its ``__init__``."""
+    error = cls.__new__(cls, *args)
+    OSError.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
+
+def human_bytes(count: int) -> str:
+    """``1536`` -> ``'1.5 KiB'``: three significant digits, binary units (how messages and the command line print
+    sizes)."""
+    value, units = float(count), ("B", "KiB", "MiB", "GiB", "TiB")
+    unit = 0
+    while value >= 1024 and unit < len(units) - 1:
+        value, unit = value / 1024, unit + 1
+    if unit == 0:
+        return f"{count} B"
+    return f"{value:.3g} {units[unit]}" if value < 1000 else f"{value:.0f} {units[unit]}"  # not 1.01e+03
 
 
 class SourceWarning(UserWarning):

@@ -10,7 +10,17 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tgbhub import api
-from tgbhub.cli.grammar import Parser, add_dataset, add_scheduler_options, command, listed, parquet_path
+from tgbhub.cli.grammar import (
+    MODEL_OR_PARQUET_KIND,
+    Parser,
+    add_dataset,
+    add_hub_read_options,
+    add_scheduler_options,
+    command,
+    holds,
+    listed,
+    parquet_path,
+)
 from tgbhub.cli.output import print_json, print_result
 from tgbhub.config import output_folder
 from tgbhub.errors import TgbhubError
@@ -114,7 +124,8 @@ def run_verify_result(args: argparse.Namespace) -> int:
     from tgbhub.results import records
 
     found = records.verify(args.record_file, args.submission, cache_dir=args.cache_dir,
-                           offline=args.offline or None, rtol=args.rtol)
+                           offline=args.offline or None, rtol=args.rtol, endpoint=args.endpoint, org=args.org,
+                           token=args.token)
     print(json.dumps(found.to_json(), indent=1) if args.json else "\n".join(found.lines()))
     return 0 if found.ok else 1
 
@@ -198,8 +209,9 @@ def _add_baseline(commands: argparse._SubParsersAction) -> Parser:
 def _add_counterfactual(commands: argparse._SubParsersAction) -> Parser:
     counter = command(commands, "counterfactual", "TLPCF check on temporally distorted test sets",
                       run_counterfactual)
-    counter.add_argument("model", help="a ranking baseline (edgebank, persistence, recency, ...) or a long-format "
-                         "predictions Parquet file (columns variant, run, query, neg_rank, score)")
+    holds(counter.add_argument("model", help="a ranking baseline (edgebank, persistence, recency, ...) or a "
+                               "long-format predictions Parquet file (columns variant, run, query, neg_rank, score)"),
+          MODEL_OR_PARQUET_KIND)
     add_dataset(counter, help="the base dataset, e.g. t-grab/pdet-2-16")
     counter.add_argument("--negatives", choices=("paired", "regenerated"), default="paired",
                          help="paired: each distorted query keeps its real event's negatives (default); regenerated: "
@@ -244,6 +256,7 @@ def _add_results(commands: argparse._SubParsersAction) -> tuple[Parser, Parser]:
     checking.add_argument("--rtol", type=float, default=0.0, help="relative tolerance per metric (default 0: exact; "
                           "only for a re-grade on another machine or numpy build, whose float sums may differ in "
                           "the last bits)")
+    add_hub_read_options(checking)
     checking.add_argument("--json", action="store_true")
     combining = command(commands, "aggregate-results", "several seeds' records as one (mean, std, n)",
                         run_aggregate_results)

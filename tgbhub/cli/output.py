@@ -6,15 +6,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
-
-
-def human_bytes(size: int) -> str:
-    """``1536`` -> ``'1.5 KiB'``: three significant digits, binary units."""
-    value, unit = float(size), 0
-    while value >= 1024 and unit < len(_UNITS) - 1:
-        value, unit = value / 1024, unit + 1
-    return f"{size} B" if unit == 0 else f"{value:.3g} {_UNITS[unit]}"
+from tgbhub.errors import human_bytes as human_bytes  # the command line takes every printing helper from here
+from tgbhub.results.display import terminal_safe
 
 
 def print_json(value: Any, **options: Any) -> int:
@@ -24,11 +17,13 @@ def print_json(value: Any, **options: Any) -> int:
 
 
 def print_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> None:
-    """Left-aligned columns under a header line."""
-    widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in columns}
+    """Left-aligned columns under a header line, every cell escaped for the terminal
+    (:func:`~tgbhub.results.display.terminal_safe`)."""
+    cells = [{c: terminal_safe(r[c]) for c in columns} for r in rows]
+    widths = {c: max(len(c), *(len(r[c]) for r in cells)) for c in columns}
     print("  ".join(c.ljust(widths[c]) for c in columns).rstrip())
-    for row in rows:
-        print("  ".join(str(row[c]).ljust(widths[c]) for c in columns).rstrip())
+    for row in cells:
+        print("  ".join(row[c].ljust(widths[c]) for c in columns).rstrip())
 
 
 def print_card(card: Mapping[str, Any], as_json: bool, width: int = 14) -> int:

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from tgbhub.cache import Fetched, entry_lock, install_locked, stored_manifest_path, write_text_atomic
+from tgbhub.cache import (
+    Fetched,
+    entry_lock,
+    install_locked,
+    naming_the_disk,
+    stored_manifest_path,
+    write_text_atomic,
+)
 from tgbhub.errors import GenerationError, IntegrityError, SourceWarning
 from tgbhub.hashing import file_sha256
 from tgbhub.manifest import Manifest, Recipe, parse_manifest, read_manifest
@@ -179,6 +186,7 @@ def build_and_install(root: Path, name: str, version: str, build: OnRequest, *, 
         GenerationError: whatever the build raises (nothing is installed or stored).
         IntegrityError: if the built document is not the published one (``expected_sha256``), or the built files do
             not verify against their own manifest (a generator bug); nothing is installed or stored.
+        DiskFullError: if the disk or quota under ``root`` fills up on the way (what was written is removed).
     """
     stored = stored or stored_manifest_path(root, name, version)
 
@@ -192,7 +200,7 @@ def build_and_install(root: Path, name: str, version: str, build: OnRequest, *, 
     found = kept() if reuse else None
     if found is not None:
         return found, False
-    with entry_lock(root, name, version):
+    with naming_the_disk(root, f"{name}@{version}"), entry_lock(root, name, version):
         found = kept() if reuse else None
         if found is not None:  # built by another process while this one waited
             return found, False

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from tgbhub import api, config
-from tgbhub.errors import CacheWriteError, MissingExtraError, TgbhubError, UnsupportedTaskError
+from tgbhub.errors import CacheWriteError, MissingExtraError, TgbhubError, UnsupportedTaskError, human_bytes
 from tgbhub.manifest import Manifest, plain
 from tgbhub.registry import natural_key
 from tgbhub.site.boards import Board, Results, read_results
@@ -117,7 +117,7 @@ def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(loader=jinja2.PackageLoader("tgbhub.site", TEMPLATES), autoescape=True,
                                      undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                                      keep_trailing_newline=True)
-    environment.filters.update(number=_number, size=human_bytes, value=_value)
+    environment.filters.update(number=_number, size=_size, value=_value)
     return environment
 
 
@@ -355,14 +355,9 @@ def _number(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
-def human_bytes(size: int | None) -> str:
-    """``1536`` -> ``'1.5 KiB'`` (three significant digits, binary units); ``None`` as an em dash."""
-    if size is None:
-        return "\u2014"
-    value, unit = float(size), 0
-    while value >= 1024 and unit < len(_UNITS) - 1:
-        value, unit = value / 1024, unit + 1
-    return f"{size} B" if unit == 0 else f"{value:.3g} {_UNITS[unit]}"
+def _size(size: int | None) -> str:
+    """``1536`` -> ``'1.5 KiB'`` (:func:`~tgbhub.errors.human_bytes`); ``None`` as an em dash."""
+    return "\u2014" if size is None else human_bytes(size)
 
 
 # --- figures: drawn only from data already in the cache --------------------------------------------------------

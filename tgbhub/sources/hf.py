@@ -20,7 +20,7 @@ from tgbhub.cache import Fetched
 from tgbhub.errors import FetchError
 from tgbhub.hub.layout import CROISSANT, dataset_file, dataset_tag, file_path, repo_id, tag_for
 from tgbhub.manifest import Manifest
-from tgbhub.sources.http import TIMEOUTS, stream_to_file, unreachable
+from tgbhub.sources.http import TIMEOUTS, local_write_failure, stream_to_file, unreachable
 
 if TYPE_CHECKING:
     import requests
@@ -52,6 +52,7 @@ class HubSource:
 
         Raises:
             FetchError: if the Hub is unreachable, lacks the repo, the tag or a file, or the transfer breaks off.
+            OSError: if a file cannot be written into ``staging`` (a full disk, a read-only folder), as raised.
         """
         import requests  # deferred: only network sources pay for the import
 
@@ -101,6 +102,8 @@ class HubSource:
             headers = _hub_headers(self.token) if same_host else {}  # never send the token elsewhere
             stream_to_file(session, url, staging / name, size or manifest.file(name).size, headers)
         except (OSError, ValueError, EntryNotFoundError, HTTPError, requests.RequestException) as exc:
+            if local_write_failure(exc):  # the cache's disk, not the hub: the cache names it
+                raise
             if unreachable(exc):  # nothing answered: publishing there would not help
                 raise FetchError(self.label, f"{repo}/{path} at tag {' or '.join(revisions)}",
                                  f"{type(exc).__name__}: {_first_line(exc)}",

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tgbhub.cache import Fetched
-from tgbhub.errors import FetchError
+from tgbhub.cache import Fetched, disk_full
+from tgbhub.errors import CacheWriteError, FetchError
 from tgbhub.hub.mirror import mirror_path
 from tgbhub.manifest import Manifest
 from tgbhub.progress import track
@@ -45,6 +45,7 @@ class MirrorSource:
 
         Raises:
             FetchError: if the mirror is unreachable, answers with an HTTP error, or the transfer breaks off.
+            OSError: if a file cannot be written into ``staging`` (a full disk, a read-only folder), as raised.
         """
         import requests  # deferred: only mirror users pay for the import
 
@@ -68,6 +69,7 @@ def stream_to_file(session: requests.Session, url: str, target: Path, size: int,
 
     Raises:
         requests.RequestException: on a connection error, an HTTP error status or a broken transfer.
+        OSError: if ``target`` cannot be written (a full disk, a read-only folder).
     """
     with session.get(url, stream=True, timeout=TIMEOUTS, headers=headers) as response:
         response.raise_for_status()
@@ -83,3 +85,13 @@ def unreachable(exc: BaseException) -> bool:
     the classes are matched by the names those libraries give them."""
     names = {cls.__name__ for cls in type(exc).__mro__}
     return bool(names & {"TransportError", "ConnectionError", "Timeout", "TimeoutError", "TimeoutException"})
+
+
+def local_write_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` says a file could not be written here (a full disk, a read-only or missing folder, no
+    permission) rather than that the server failed: such an error is the cache's to report, and no other source
+    could do better. requests' own errors are OSErrors too, hence the exclusion by name."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if "RequestException" in names:
+        return False
+    return disk_full(exc) is not None or CacheWriteError.applies(exc)

@@ -1,5 +1,6 @@
-"""Leaderboards on a hub (issue 23): submit to a local git: hub, grade with `tgbhub leaderboard update` (never
-trusting a claim), serve the hub and read the board from a second client and cache."""
+"""Leaderboards on a hub: submit to a local git: hub, grade with `tgbhub leaderboard update` (never trusting a claim or
+a meta.json), serve the hub and read the board from a second client and cache; hostile submissions in one push beside
+an honest one."""
 
 from __future__ import annotations
 
@@ -11,19 +12,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import tgbhub
 from tgbhub import api
-from tgbhub.results import records
 from tgbhub.cli import main
 from tgbhub.evaluate.directions import higher_is_better, primary_metric
 from tgbhub.evaluate.graded import Graded
 from tgbhub.hub.serve import LocalHub, start_local_hub
-from tgbhub.results.leaderboards import COLUMNS, Entry, board_rows, update
 from tgbhub.publish import parse_target, publish
+from tgbhub.results import records
+from tgbhub.results.grader import update
+from tgbhub.results.ranking import COLUMNS, Entry, board_rows
 from tgbhub.results.submissions import submit
 
 NAME = "t-grab/pdet-2-1"
@@ -102,7 +105,8 @@ def test_a_second_client_reads_the_board_with_regraded_values(board: dict[str, A
 
 def test_the_cli_prints_the_board(board: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = board["served"].url
-    assert main(["--cache-dir", str(tmp_path / "c"), "leaderboard", "show", NAME, "--task", TASK, "--endpoint", url]) == 0
+    assert main(["--cache-dir", str(tmp_path / "c"), "leaderboard", "show", NAME, "--task", TASK, "--endpoint",
+                 url]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["rank", "model", "metric", "mark", "date", "record"]
     assert lines[1].split()[:3] == ["1", "edgebank", "f1"] and "verified" in lines[1] and "(1 seed)" in lines[1]
@@ -112,18 +116,24 @@ def test_the_cli_prints_the_board(board: dict[str, Any], tmp_path: Path, capsys:
     assert "leaderboard update" in capsys.readouterr().err
 
 
-def test_the_graders_record_verifies_and_a_tampered_file_fails(board: dict[str, Any], tmp_path: Path) -> None:
+def test_the_graders_record_verifies_and_a_tampered_file_fails(board: dict[str, Any], tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     from huggingface_hub import hf_hub_download
 
     url, cache = board["served"].url, board["cache"]
     row = tgbhub.leaderboard(NAME, endpoint=url, cache_dir=tmp_path / "c")[0]
     record = hf_hub_download("tgbhub/results", row["record"], repo_type="dataset", endpoint=url,
                              cache_dir=tmp_path / "hf")
-    submitted = hf_hub_download("tgbhub/submissions", f"submissions/{NAME}/{TASK}/{row['submission']}/"
+    submitted = hf_hub_download("tgbhub/submissions", f"submissions/{NAME}/1.0.0/{TASK}/{row['submission']}/"
                                 "submission.parquet", repo_type="dataset", endpoint=url, cache_dir=tmp_path / "hf")
     assert Path(submitted).read_bytes() == board["valid"].read_bytes()
     assert records.read_record(record)["model"]["name"] == "edgebank"
-    assert records.verify(record, submitted, cache_dir=cache, offline=True).ok
+    checked = records.verify(record, submitted, cache_dir=cache, offline=True, endpoint=url)
+    assert checked.ok and checked.identity_checked and "record (hub's copy)" in [c["check"] for c in checked.checks]
+    assert "identity included" in checked.lines()[-1]
+    monkeypatch.delenv("TGBHUB_ENDPOINT", raising=False)
+    alone = records.verify(record, submitted, cache_dir=cache, offline=True)
+    assert alone.ok and not alone.identity_checked and "NOT checked" in alone.lines()[-1]
     table = pq.read_table(submitted)
     scores = table.column("score").to_numpy().copy()
     scores[int((scores >= 0.5).nonzero()[0][0])] = 0.0
@@ -144,7 +154,7 @@ def test_update_is_idempotent_and_a_new_seed_joins_its_row(board: dict[str, Any]
     before = _head(root, "results")
     assert main(["--cache-dir", str(cache), "--offline", "leaderboard", "update", "--hub", hub, "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"graded": [], "rejected": [], "flagged": [], "boards": [],
-                                                   "commit": None}
+                                                   "commit": None, "skipped": [], "messages": {}}
     assert _head(root, "results") == before
     # two seeds of one model: the new one and a second one aggregate into one row (the older rows stay)
     values = {}
@@ -274,7 +284,9 @@ def test_update_grades_on_a_dask_cluster_as_it_does_here(tmp_path: Path) -> None
         report = update(f"git:{root}", scheduler=scheduler, cache_dir=cache, offline=True)
         assert report.graded and not report.rejected and not report.flagged
         with start_local_hub(root) as served:
-            boards[where] = {Path(path).stem: [{k: v for k, v in row.items() if k != "date"}
+            # the date and the record's path (named by the folder's state: its meta.json holds the submission
+            # time) differ between the two hubs; every graded value must not
+            boards[where] = {Path(path).stem: [{k: v for k, v in row.items() if k not in ("date", "record")}
                                                for row in tgbhub.leaderboard(NAME, Path(path).stem,
                                                                              endpoint=served.url,
                                                                              cache_dir=tmp_path / f"reader-{where}")]
@@ -339,3 +351,244 @@ def test_the_hubs_site_shows_the_graded_board(board: dict[str, Any], tmp_path: P
             record = requests.get(f"{served.url}/site/{row['record']}", timeout=30)
             assert record.status_code == 200 and records.record_sha256(record.json()) == \
                 record.json()[records.SHA_FIELD]
+
+
+# --- one push of hostile submissions beside an honest one ----------------------------------------------------------
+
+FOLDER = f"submissions/{NAME}/1.0.0/{TASK}"
+EVIL = "evil\x1b[2J\x1b]0;owned\x07\u202e"
+
+
+def _meta(model: str, **changes: Any) -> bytes:
+    """A meta.json as `tgbhub submit` writes it, with ``changes`` (a value of ``None`` drops the key)."""
+    meta = {"model": model, "paper": None, "submitted": "2025-01-02T03:04:05Z", "dataset": f"{NAME}@1.0.0",
+            "task": TASK, "split": "test", "seed": None, "hyperparameters": None, **changes}
+    return json.dumps({k: v for k, v in meta.items() if v is not None or k not in changes}).encode()
+
+
+def _push(root: Path, files: dict[str, bytes | Path], message: str) -> None:
+    """``files`` committed onto the submissions repo in one commit, as a client writing the repo directly would."""
+    import hashlib
+
+    from tgbhub.hub.git import GitTarget
+    from tgbhub.hub.layout import RepoFile
+    from tgbhub.hub.release import commit_files
+
+    planned = [RepoFile(path, hashlib.sha256(data).hexdigest(), len(data), data=data) if isinstance(data, bytes)
+               else RepoFile(path, hashlib.sha256(data.read_bytes()).hexdigest(), data.stat().st_size, local=data)
+               for path, data in files.items()]
+    with GitTarget(root).open_repo("tgbhub/submissions", write=True) as session:
+        assert session is not None
+        commit_files(session, planned, message)
+
+
+def _variant(base: Path, out: Path, step: int) -> Path:
+    """A valid file with other bytes than ``base`` (one low score nudged), so it has its own submission id."""
+    table = pq.read_table(base)
+    scores = table.column("score").to_numpy().copy()
+    low = (scores < 0.5).nonzero()[0]
+    scores[int(low[step])] = np.float32(0.001 * (step + 1))
+    pq.write_table(table.set_column(table.schema.get_field_index("score"), "score", pa.array(scores)), out)
+    return out
+
+
+def _oracle(cache: Path, path: Path) -> Path:
+    """A perfect file built from the public test edges: score 1 exactly where the test split has an edge."""
+    dataset = tgbhub.load_dataset(NAME, cache_dir=cache, offline=True)
+    keys = dataset.evaluator.submission_keys("test")
+    truth = dataset.split("test")
+    n = int(dataset.manifest.graph["num_nodes"])
+    code = lambda t, s, d: (np.asarray(t, np.int64) * n + np.asarray(s)) * n + np.asarray(d)  # noqa: E731
+    score = np.isin(code(keys["t"], keys["src"], keys["dst"]), code(truth.t, truth.src, truth.dst))
+    pq.write_table(pa.table({**keys, "score": score.astype(np.float32)}), path)
+    return path
+
+
+def _bomb(path: Path) -> Path:
+    """2x10^8 rows of the task's own columns in about 1.4 MB: constant columns, dictionary- and run-length-encoded."""
+    rows = 25_000_000
+    chunk = pa.table({"t": np.full(rows, 90, dtype=np.int64), "src": np.zeros(rows, dtype=np.int32),
+                      "dst": np.ones(rows, dtype=np.int32), "score": np.zeros(rows, dtype=np.float32)})
+    with pq.ParquetWriter(path, chunk.schema, compression="none", write_statistics=False) as writer:
+        for _ in range(8):
+            writer.write_table(chunk, row_group_size=rows)
+    return path
+
+
+def _board_rows(root: Path) -> list[dict[str, Any]]:
+    from tgbhub.site.boards import hub_results, read_results
+
+    return [dict(row) for row in read_results(hub_results(root)).boards[(NAME, TASK)].rows]  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """One push: an honest submission beside a foreign meta, a split mismatch, a non-JSON meta, a meta without its
+    dataset, an unknown dataset (named in a meta, and as the folder's place), a folder without meta, a 2x10^8-row
+    bomb, a claim re-hashed under another model's name, a model name with terminal escapes, a perfect file built
+    from the test edges and a file whose grading never ends; then one update."""
+    import resource
+
+    from tgbhub import scale
+    from tgbhub.results.submissions import prepare, submission_id
+
+    folder = tmp_path_factory.mktemp("hostile")
+    cache, root = folder / "cache", folder / "hub"
+    publish("t-grab", "1.0.0", parse_target(f"git:{root}"), datasets=["pdet-2-1"], cache_dir=cache)
+    honest = folder / "honest.parquet"
+    graded = api.run_baseline("edgebank", NAME, out=honest, cache_dir=cache, offline=True)
+    honest_record = records.make_record(graded, cache_dir=cache, offline=True)
+    base = folder / "base.parquet"
+    persistence = api.run_baseline("persistence", NAME, out=base, cache_dir=cache, offline=True)
+    files = {name: _variant(base, folder / f"{name}.parquet", step) for step, name in enumerate(
+        ("foreign", "split", "nonjson", "nodataset", "unknown", "nometa", "forged", "escaped", "slow"))}
+    files["bomb"] = _bomb(folder / "bomb.parquet")
+    files["oracle"] = _oracle(cache, folder / "oracle.parquet")
+    ids = {name: submission_id(path) for name, path in files.items()}
+    forged_claim = records.make_record(api.grade(NAME, files["forged"], cache_dir=cache, offline=True),
+                                       cache_dir=cache, offline=True)
+    forged_claim = {k: v for k, v in forged_claim.items() if k != records.SHA_FIELD}
+    forged_claim["model"] = {**forged_claim["model"], "name": "sota-net"}
+    forged_claim[records.SHA_FIELD] = records.record_sha256(forged_claim)
+    push: dict[str, bytes | Path] = {item.path: item.data if item.data is not None else item.local  # type: ignore
+                                     for item in prepare(NAME, honest, model="edgebank", record=honest_record,
+                                                         cache_dir=cache, offline=True).files}
+    metas = {"foreign": _meta("foreign", dataset="t-grab/pdet-2-16@1.0.0"), "split": _meta("split", split="val"),
+             "nonjson": b"{not json", "nodataset": _meta("nodataset", dataset=None),
+             "unknown": _meta("unknown", dataset="t-grab/no-such@1.0.0"), "forged": _meta("persistence"),
+             "escaped": _meta(EVIL), "slow": _meta("slow"), "bomb": _meta("bomb"), "oracle": _meta("oracle")}
+    for name, path in files.items():
+        push[f"{FOLDER}/{ids[name]}/submission.parquet"] = path
+        if name in metas:
+            push[f"{FOLDER}/{ids[name]}/meta.json"] = metas[name]
+    push[f"{FOLDER}/{ids['forged']}/claim.json"] = records.canonical_json(forged_claim)
+    elsewhere = f"submissions/t-grab/no-such/1.0.0/{TASK}/{ids['unknown']}"  # an unknown dataset as the place
+    push[f"{elsewhere}/submission.parquet"] = files["unknown"]
+    push[f"{elsewhere}/meta.json"] = _meta("unknown", dataset="t-grab/no-such@1.0.0")
+    _push(root, push, "one batch: honest and hostile")
+    read_table, touched = pq.read_table, folder / "bomb-was-read"
+
+    def guarded_read(source: Any, *args: Any, **kwargs: Any) -> Any:  # the bomb must be refused from its footer
+        if ids["bomb"] in str(source):
+            touched.write_text("read")
+        return read_table(source, *args, **kwargs)
+
+    grade_task = scale.grade_task
+
+    def slow_grade(name: str, file: str, options: Any) -> Any:  # a grading that never ends
+        if ids["slow"] in file:
+            import time
+
+            time.sleep(600)
+        return grade_task(name, file, options)
+
+    api.grade(NAME, honest, cache_dir=cache, offline=True)  # kernels compiled here, inherited by the grader
+    memory = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pq, "read_table", guarded_read)
+        patch.setattr(scale, "grade_task", slow_grade)
+        report = update(f"git:{root}", cache_dir=cache, offline=True, time_limit=5)
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - memory
+    # the largest child of the session so far, or the graders of this update if they were larger
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, children_before
+    with start_local_hub(root) as served:
+        yield {"root": root, "cache": cache, "report": report, "ids": ids, "honest": honest, "files": files,
+               "honest_record": honest_record, "persistence": persistence, "bomb_read": touched.exists(),
+               "memory_kib": (grown, children), "served": served, "rows": _board_rows(root)}
+
+
+def test_one_push_of_hostile_submissions_grades_the_honest_one(hostile: dict[str, Any]) -> None:
+    report, ids, rows = hostile["report"], hostile["ids"], hostile["rows"]
+    honest = [r for r in rows if r["model"] == "edgebank"]
+    assert len(honest) == 1 and honest[0]["status"] == "ranked" and honest[0]["verified"]
+    assert not honest[0]["flagged"] and honest[0]["mean"] == hostile["honest_record"]["metrics"]["f1"]
+    assert report.commit is not None and sorted(report.graded) == sorted(
+        [honest[0]["submission"], ids["forged"], ids["escaped"], ids["oracle"]])
+    rejected = {r["submission"]: r["message"] for r in rows if r["status"] == "rejected"}
+    expected = {"foreign": ["'t-grab/pdet-2-16@1.0.0'", "'t-grab/pdet-2-1@1.0.0'"], "split": ["'val'", "'test'"],
+                "nonjson": ["meta.json is not JSON"], "nodataset": ["meta.json has no 'dataset'"],
+                "unknown": ["'t-grab/no-such@1.0.0'", "'t-grab/pdet-2-1@1.0.0'"], "nometa": ["no meta.json"],
+                "bomb": ["200000000 rows", "at most 79200", "unread"], "slow": ["longer than 5 s"]}
+    for name, words in expected.items():
+        assert all(word in rejected[ids[name]] for word in words), (name, rejected[ids[name]])
+    # the unknown place has no board; its rejection is in the report and the results repo
+    assert "no-such" in report.messages[ids["unknown"]] and report.boards == [f"leaderboards/{NAME}/{TASK}.parquet"]
+    forged = next(r for r in rows if r["submission"] == ids["forged"])
+    assert forged["status"] == "ranked" and forged["flagged"] and forged["model"] == "persistence"
+    assert "the claim names model.name 'sota-net', the submission 'persistence'" in forged["message"]
+    # a file built from the public test edges reaches the ceiling: ranked first, and flagged as an oracle would be
+    oracle = next(r for r in rows if r["submission"] == ids["oracle"])
+    assert (oracle["rank"], oracle["mean"], oracle["flagged"]) == (1, 1.0, True)
+    assert "the task's ceiling" in oracle["message"] and "oracle" in oracle["message"]
+    assert sorted(report.flagged) == sorted([ids["forged"], ids["oracle"]])
+
+
+def test_the_bomb_is_refused_from_its_footer_in_bounded_memory(hostile: dict[str, Any]) -> None:
+    bomb = hostile["files"]["bomb"]
+    assert bomb.stat().st_size < 4 << 20 and pq.read_metadata(bomb).num_rows == 200_000_000
+    assert not hostile["bomb_read"]  # no process read its rows
+    grown, (children, before) = hostile["memory_kib"]
+    assert grown < 1 << 20 and children <= max(before, 2 << 20)  # KiB: far below the 4 GB its rows decode to
+    with pytest.raises(tgbhub.SubmissionError, match="200000000 rows"):  # the same bound in `tgbhub evaluate`
+        api.grade(NAME, bomb, cache_dir=hostile["cache"], offline=True)
+
+
+def test_escaped_names_print_as_escapes(hostile: dict[str, Any], tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from tgbhub.results.leaderboards import table_lines
+
+    row = next(r for r in hostile["rows"] if r["submission"] == hostile["ids"]["escaped"])
+    assert row["model"] == EVIL and row["status"] == "ranked"  # stored as written: the site escapes it for HTML
+    assert main(["--cache-dir", str(tmp_path), "leaderboard", "show", NAME, "--task", TASK, "--endpoint",
+                 hostile["served"].url]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "evil\\x1b[2J\\x1b]0;owned\\x07\\u202e" in out
+    assert all("\x1b" not in line for line in table_lines(hostile["rows"]))
+
+
+def test_a_rehashed_record_fails_against_the_hubs_copy(hostile: dict[str, Any], tmp_path: Path) -> None:
+    from huggingface_hub import hf_hub_download
+
+    url, cache = hostile["served"].url, hostile["cache"]
+    row = next(r for r in hostile["rows"] if r["model"] == "edgebank")
+    record = records.read_record(hf_hub_download("tgbhub/results", row["record"], repo_type="dataset",
+                                                 endpoint=url, cache_dir=tmp_path / "hf"))
+    assert record["hub"]["folder"] == f"{FOLDER}/{row['submission']}" and record["hub"]["path"] == row["record"]
+    for field, value in (("model", {**record["model"], "name": "renamed", "seed": 7}),
+                         ("environment", {**record["environment"], "cpu": "faster"}),
+                         ("created", "2020-01-01T00:00:00Z")):
+        forged = {k: v for k, v in record.items() if k != records.SHA_FIELD}
+        forged[field] = value
+        forged[records.SHA_FIELD] = records.record_sha256(forged)
+        path = tmp_path / f"{field}.json"
+        records.write_record(forged, path)
+        found = records.verify(path, hostile["honest"], cache_dir=cache, offline=True, endpoint=url)
+        assert not found.ok and found.mismatched == ["record (hub's copy)"], found.checks
+        assert f"differs in {field}" in found.lines()[-3] or any(f"differs in {field}" in line
+                                                                for line in found.lines())
+    moved = {k: v for k, v in record.items() if k != records.SHA_FIELD}
+    moved["hub"] = {**record["hub"], "folder": f"submissions/t-grab/pdet-2-16/1.0.0/{TASK}/{row['submission']}"}
+    moved[records.SHA_FIELD] = records.record_sha256(moved)
+    records.write_record(moved, tmp_path / "moved.json")
+    found = records.verify(tmp_path / "moved.json", hostile["honest"], cache_dir=cache, offline=True)
+    assert "place" in found.mismatched and not found.identity_checked
+
+
+def test_a_foreign_meta_cannot_rename_a_graded_row_and_updates_are_idempotent(hostile: dict[str, Any]) -> None:
+    root, cache = hostile["root"], hostile["cache"]
+    honest = next(r for r in hostile["rows"] if r["model"] == "edgebank")
+    before = _head(root, "results")
+    assert update(f"git:{root}", cache_dir=cache, offline=True).commit is None and _head(root, "results") == before
+    _push(root, {f"{FOLDER}/{honest['submission']}/meta.json": _meta("thief")}, "overwrite another's meta")
+    report = update(f"git:{root}", cache_dir=cache, offline=True)
+    assert report.rejected == [honest["submission"]] and not report.graded
+    assert "now names model 'thief', but this folder was first graded as model 'edgebank'" in \
+        report.messages[honest["submission"]]
+    rows = _board_rows(root)
+    kept = [r for r in rows if r["submission"] == honest["submission"]]
+    assert [(r["model"], r["status"], r["record"]) for r in kept] == [
+        ("edgebank", "ranked", honest["record"]), ("thief", "rejected", "")]
+    again = _head(root, "results")
+    assert update(f"git:{root}", cache_dir=cache, offline=True).commit is None and _head(root, "results") == again

@@ -1,4 +1,4 @@
-"""Result records (issue 23): written by every graded run's --record, re-checked by `tgbhub verify-result`,
+"""Result records: written by every graded run's --record, re-checked by `tgbhub verify-result`,
 protected by their own sha256, aggregated over seeds, and written as canonical JSON."""
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import tgbhub
 from tgbhub import api
-from tgbhub.results import records
 from tgbhub.cli import main
 from tgbhub.errors import RecordError
 from tgbhub.evaluate import EVALUATOR_VERSION
 from tgbhub.evaluate.graded import Graded
+from tgbhub.results import records
 
 NAME = "t-grab/pdet-2-4"
 FIXED = datetime(2025, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -91,6 +92,35 @@ def test_an_edited_record_is_refused_by_its_sha256(baseline_run: tuple[Path, Pat
     assert "record_sha256" in err and str(edited) in err and err.count("\n") == 1
 
 
+def test_another_valid_submission_is_named_by_its_sha256(baseline_run: tuple[Path, Path, Path], tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A valid file of another task, given for the record's: the answer is its sha256, not column advice."""
+    cache, _, rec = baseline_run
+    ranking = tmp_path / "ranking.parquet"
+    api.run_baseline("edgebank", NAME, task="ranking", out=ranking, cache_dir=cache, offline=True)
+    code, found, _ = _verify(cache, rec, ranking, capsys)
+    recorded = records.read_record(rec)["submission"]["sha256"]
+    assert code == 1 and [row["check"] for row in found["checks"] if row["status"] == "mismatch"] == \
+        ["submission sha256"]
+    assert found["checks"][0]["message"].startswith(f"its sha256 {records.file_sha256(ranking)} differs from the "
+                                                    f"record's {recorded}")
+    assert any(note.startswith("not re-graded: the file is not the one the record graded") for note in found["notes"])
+    assert main(["--cache-dir", str(cache), "--offline", "verify-result", str(rec), str(ranking)]) == 1
+    out = capsys.readouterr().out
+    assert "its sha256" in out and "differs from the record's" in out and "Write exactly the columns" not in out
+
+
+def test_a_file_with_renamed_columns_is_told_its_own_tasks_columns(baseline_run: tuple[Path, Path, Path],
+                                                                   tmp_path: Path) -> None:
+    cache, _, _ = baseline_run
+    ranking = tmp_path / "ranking.parquet"
+    api.run_baseline("edgebank", NAME, task="ranking", out=ranking, cache_dir=cache, offline=True)
+    renamed = tmp_path / "renamed.parquet"
+    pq.write_table(pq.read_table(ranking).rename_columns(["query", "positive", "negatives"]), renamed)
+    with pytest.raises(tgbhub.SubmissionError, match="Write exactly the columns query, pos_score, neg_scores"):
+        api.grade(NAME, renamed, cache_dir=cache, offline=True)
+
+
 def test_missing_files_are_user_errors(baseline_run: tuple[Path, Path, Path], tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     cache, sub, rec = baseline_run
@@ -114,7 +144,7 @@ def _record(seed: int, f1: float, split: str = "test") -> dict:
 
 def test_three_seeds_aggregate_to_mean_sample_std_and_n() -> None:
     values = [0.5, 0.625, 0.875]
-    entry = records.aggregate([_record(seed, f1) for seed, f1 in zip((0, 1, 2), values)])
+    entry = records.aggregate([_record(seed, f1) for seed, f1 in zip((0, 1, 2), values, strict=True)])
     assert entry["n"] == 3 and entry["seeds"] == [0, 1, 2] and entry["std"] == "sample (ddof=1)"
     assert entry["metrics"]["f1"]["mean"] == pytest.approx(2 / 3)
     assert entry["metrics"]["f1"]["std"] == pytest.approx(statistics.stdev(values))

@@ -9,7 +9,8 @@ import pytest
 import requests
 
 from tgbhub.hub.serve import start_local_hub
-from tgbhub.results.leaderboards import seed_baselines, update
+from tgbhub.results.grader import update
+from tgbhub.results.leaderboards import seed_baselines
 from tgbhub.publish import parse_target, publish
 from tgbhub.site.boards import hub_results
 from tgbhub.site.live import LiveSite, results_head

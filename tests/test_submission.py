@@ -207,3 +207,39 @@ def test_a_window_submission_with_rows_in_any_order_scores_the_same(ds, window_s
     shuffled = {k: np.asarray(v)[order] for k, v in scored.items()}
     assert evaluator.evaluate(shuffled)["metrics"] == evaluator.evaluate(scored)["metrics"]
     assert task_for_columns(ds.manifest.tasks, list(scored))["name"] == "window-forecast"
+
+
+# ------------------------------------------------------------------------------------- bounds, read from the footer
+
+def test_bounds_are_the_tasks_own_row_counts(ds, snapshot_submission, ranking_submission, tmp_path: Path) -> None:
+    from tgbhub.evaluate.submission import bounds_for, check_bounds
+
+    snapshot = bounds_for(ds.manifest, ds.manifest.task_named("snapshot-f1"), "test")
+    assert snapshot.rows == len(snapshot_submission["t"]) and "candidate pairs" in snapshot.basis
+    ranking = bounds_for(ds.manifest, ds.manifest.task_named("ranking"), "test")
+    n, q = ranking_submission["neg_scores"].shape
+    assert ranking.rows >= n and ranking.values >= n * q
+    exact = tmp_path / "exact.parquet"
+    write_submission(snapshot_submission, exact)
+    assert check_bounds(exact, snapshot).rows == snapshot.rows
+    extra = tmp_path / "extra.parquet"  # one row too many: refused before a row is read
+    write_submission({k: np.concatenate([v, v[:1]]) for k, v in snapshot_submission.items()}, extra)
+    with pytest.raises(SubmissionError, match=f"holds {snapshot.rows + 1} rows; the task expects at most "
+                       f"{snapshot.rows}"):
+        check_bounds(extra, snapshot, "the task")
+    wide = tmp_path / "wide.parquet"  # a few rows of lists far longer than the task's negatives
+    pq.write_table(pa.table({"query": [0, 1], "pos_score": [0.5, 0.5],
+                             "neg_scores": [[0.0] * (ranking.values // 2 + 1)] * 2}), wide)
+    with pytest.raises(SubmissionError, match="values in one column"):
+        check_bounds(wide, ranking, "the task")
+
+
+def test_a_renamed_column_still_names_its_tasks_schema(ds, ranking_submission, tmp_path: Path) -> None:
+    from tgbhub.evaluate.submission import closest_task
+
+    renamed = pa.table({"query": ranking_submission["query"], "positive": ranking_submission["pos_score"],
+                        "neg_scores": pa.array(list(ranking_submission["neg_scores"]))})
+    assert closest_task(ds.manifest.tasks, renamed.schema)["name"] == "ranking"
+    all_renamed = pa.table({"a": [1], "b": [0.5], "c": pa.array([[0.5, 0.25]])})
+    assert closest_task(ds.manifest.tasks, all_renamed.schema)["name"] == "ranking"  # only ranking has a list
+    assert closest_task(ds.manifest.tasks, pa.table({"x": [1]}).schema) is None  # no evidence: the default task

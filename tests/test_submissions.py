@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from tgbhub import api
-from tgbhub.results import records
 from tgbhub.cli import main
 from tgbhub.errors import InvalidNameError, ManifestError, PublishError, RecordError
+from tgbhub.results import records
 from tgbhub.results.submissions import prepare, submission_id, submit
 
 NAME = "t-grab/pdet-2-1"
@@ -37,7 +37,7 @@ def test_submit_lays_out_file_meta_and_claim_once(run: tuple[Path, Path, dict], 
     done = submit(NAME, sub, to=f"git:{tmp_path}", model="edgebank", record=record, cache_dir=cache, offline=True)
     sid = submission_id(sub)
     assert (done.id, done.status, done.task, done.dataset) == (sid, "submitted", "snapshot-f1", f"{NAME}@1.0.0")
-    folder = f"submissions/{NAME}/snapshot-f1/{sid}"
+    folder = f"submissions/{NAME}/1.0.0/snapshot-f1/{sid}"
     repo = tmp_path / "datasets" / "tgbhub" / "submissions"
     assert set(_tree(repo)) == {".gitattributes", *(f"{folder}/{f}" for f in
                                                      ("submission.parquet", "meta.json", "claim.json"))}
@@ -68,6 +68,14 @@ def test_cheap_checks_refuse_before_pushing(run: tuple[Path, Path, dict], tmp_pa
     edited = {**record, "metrics": {**record["metrics"], "f1": 1.0}}
     with pytest.raises(RecordError, match="changed after it was written"):
         prepare(NAME, sub, model="m", record=edited, cache_dir=cache, offline=True)
+    with pytest.raises(InvalidNameError, match="report split, not 'val'"):  # the board ranks the report split
+        prepare(NAME, sub, model="m", split="val", cache_dir=cache, offline=True)
+    many = tmp_path / "many.parquet"
+    rows = 100_000  # more rows than the task has keys (79,200): refused from the footer, before any push
+    pq.write_table(pa.table({"t": [90] * rows, "src": [0] * rows, "dst": [1] * rows, "score": [0.0] * rows}), many)
+    with pytest.raises(InvalidNameError, match="holds 100000 rows; task 'snapshot-f1' on split 'test' of "
+                       "t-grab/pdet-2-1 expects at most 79200"):
+        prepare(NAME, many, model="m", cache_dir=cache, offline=True)
     with pytest.raises(PublishError, match="mirror"):
         submit(NAME, sub, to=f"mirror:{tmp_path / 'm'}", model="m", cache_dir=cache, offline=True)
     assert not (tmp_path / "hub").exists()
@@ -91,7 +99,8 @@ def test_submit_and_update_through_the_hub_api(run: tuple[Path, Path, dict], tmp
     from tests.servers import FakeHubWrites, serving
     from tgbhub.hub.hfapi import HfTarget
     from tgbhub.hub.serve import start_local_hub
-    from tgbhub.results.leaderboards import leaderboard, update
+    from tgbhub.results.grader import update
+    from tgbhub.results.leaderboards import leaderboard
 
     cache, sub, record = run
     (tmp_path / "root").mkdir()

@@ -699,6 +699,8 @@ def ensure_cached(manifest: Manifest, root: Path, sources: Sequence[Source],
         try:
             entry, installed = cache.install(manifest, root, partial(source.fetch, manifest))
             steps.step("verified and installed")
+        except CacheWriteError:  # the cache named its own disk (full): no other source can help
+            raise
         except (IntegrityError, GenerationError, OSError) as exc:
             if CacheWriteError.applies(exc):  # the cache's own disk, not the source: no other source can help
                 raise CacheWriteError(f"{manifest.name}@{manifest.version} into the cache", exc) from exc
@@ -773,22 +775,33 @@ def grade(name: str, file: str | os.PathLike[str], *, task: str | None = None, s
 
     Raises:
         DatasetNotFoundError, SourceUnavailableError: for a dataset that cannot be loaded.
-        SubmissionError: for a file that breaks the task's schema (no score).
+        SubmissionError: for a file that breaks the task's schema (no score), or holds more rows or decoded bytes
+            than the task's bounds (:func:`tgbhub.evaluate.submission.bounds_for`; refused from its footer, unread).
+        InvalidNameError: for a split the dataset does not have.
         UnsupportedTaskError: if ``teacher_forced`` is given for a task that is not rollout forecasting.
     """
     import pyarrow.parquet as pq
 
-    from tgbhub.evaluate.submission import task_for_columns
+    from tgbhub.evaluate.submission import bounds_for, check_bounds, closest_task, task_for_columns
+    from tgbhub.tasks.declared import choose_split
 
     dataset = load_dataset(name, cache_dir=cache_dir, offline=offline)
-    if task is None:  # pick the task whose declared columns the file has; else the default task reports why not
+    if task is None:  # pick the task whose declared columns the file has, else the one it was most likely meant for
+        # (its errors then name that task's columns), else the default task, whose error says why not
         try:
-            columns = pq.read_schema(file).names
+            schema = pq.read_schema(file)
         except (OSError, ValueError):
-            columns = []
-        match = task_for_columns(dataset.manifest.tasks, columns)
+            schema = None
+        match = None if schema is None else (task_for_columns(dataset.manifest.tasks, schema.names)
+                                             or closest_task(dataset.manifest.tasks, schema))
         task = match.get("name") if match is not None else None
     evaluator = get_evaluator(dataset, task)
+    chosen = evaluator.task
+    graded_split = choose_split(dataset.manifest, chosen, split)
+    # rows and decoded bytes bounded from the file's footer before a row is read: a few MB of constant columns may
+    # decode to gigabytes
+    check_bounds(file, bounds_for(dataset.manifest, chosen, graded_split),
+                 f"task {chosen.get('name')!r} on split {graded_split!r} of {dataset.manifest.name}")
     extra: dict[str, Any] = {}
     if teacher_forced:
         if not hasattr(evaluator, "teacher_forced_keys"):

@@ -6,10 +6,10 @@ import argparse
 from collections.abc import Sequence
 
 from tgbhub.cli.grammar import (
-    HUB_HELP,
     Parser,
     add_dataset,
     add_hub_options,
+    add_hub_read_options,
     add_scheduler_options,
     command,
     listed,
@@ -18,6 +18,7 @@ from tgbhub.cli.grammar import (
 )
 from tgbhub.cli.output import print_json
 from tgbhub.errors import InvalidNameError
+from tgbhub.results.display import terminal_safe
 
 GROUP = "results"
 
@@ -32,7 +33,7 @@ def run_submit(args: argparse.Namespace) -> int:
                   token=args.token, cache_dir=args.cache_dir, offline=args.offline or None)
     if args.json:
         return print_json(done.to_json())
-    print(f"{done.status}: {done.repo} {done.folder} ({done.dataset}, task {done.task})")
+    print(terminal_safe(f"{done.status}: {done.repo} {done.folder} ({done.dataset}, task {done.task})"))
     return 0
 
 
@@ -50,11 +51,11 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_update(args: argparse.Namespace) -> int:
     """Grade every new submission on the hub and commit records and boards (the hub's maintainer)."""
-    from tgbhub.results import leaderboards
+    from tgbhub.results import grader
 
-    report = leaderboards.update(args.hub, org=args.org, endpoint=args.endpoint, token=args.token,
-                                 scheduler=args.scheduler, retries=args.retries, cache_dir=args.cache_dir,
-                                 offline=args.offline or None)
+    report = grader.update(args.hub, org=args.org, endpoint=args.endpoint, token=args.token,
+                           scheduler=args.scheduler, retries=args.retries, cache_dir=args.cache_dir,
+                           offline=args.offline or None, time_limit=args.time_limit)
     if args.json:
         return print_json(report.to_json())
     print("\n".join(report.lines()))
@@ -77,7 +78,7 @@ def run_seed(args: argparse.Namespace) -> int:
     if args.json:
         return print_json([item.to_json() for item in done])
     for item in done:
-        print(f"{item.status}: {item.dataset} {item.task} {item.folder.rsplit('/', 1)[1]}")
+        print(terminal_safe(f"{item.status}: {item.dataset} {item.task} {item.folder.rsplit('/', 1)[1]}"))
     return 0
 
 
@@ -118,7 +119,8 @@ def _add_submit(commands: argparse._SubParsersAction) -> Parser:
                             "claim; the grader re-grades and flags a claim that differs)")
     submitting.add_argument("--paper", metavar="URL", help="the paper or code to cite")
     submitting.add_argument("--task", help="task name (default: the task whose columns the file has)")
-    submitting.add_argument("--split", help="graded split (default: the task's report split)")
+    submitting.add_argument("--split", help="graded split: the task's report split, the one its board ranks (the "
+                            "default; any other is refused)")
     submitting.add_argument("--seed", type=int, metavar="S", help="the run's seed; seeds of one model aggregate "
                             "into one row (default: the record's)")
     submitting.add_argument("--json", action="store_true")
@@ -129,9 +131,7 @@ def _add_show(actions: argparse._SubParsersAction) -> Parser:
     showing = command(actions, "show", "print a dataset's leaderboard", run_show)
     add_dataset(showing)
     showing.add_argument("--task", help="task name (default: the dataset's default task)")
-    showing.add_argument("--org", help=HUB_HELP["--org"])
-    showing.add_argument("--endpoint", help=HUB_HELP["--endpoint"])
-    showing.add_argument("--token", help="read token for a private hub (default: $TGBHUB_TOKEN, else $HF_TOKEN)")
+    add_hub_read_options(showing)
     showing.add_argument("--json", action="store_true", help="print the rows as JSON")
     return showing
 
@@ -141,6 +141,9 @@ def _add_update(actions: argparse._SubParsersAction) -> Parser:
                        description="grade every new submission and commit records and boards (the hub's maintainer)")
     add_hub_options(updating, hub_help="git:ROOT or hf: where the submissions and results repos are")
     add_scheduler_options(updating)
+    updating.add_argument("--time-limit", type=float, metavar="SECONDS", help="how long one submission may take to "
+                          "grade before it is stopped and rejected (default: 300; not applied on a --scheduler "
+                          "cluster)")
     updating.add_argument("--json", action="store_true")
     return updating
 

@@ -1,4 +1,4 @@
-"""Which metric a task ranks by, and which way it improves (leaderboards, :mod:`tgbhub.results.leaderboards`).
+"""Which metric a task ranks by, and which way it improves (leaderboards, :mod:`tgbhub.results.ranking`).
 
 A task names its primary metric (``primary_metric``, else ``metric``, else the first of ``metrics``). Scores and
 rates (MRR, Hits@k, F1, AUC, AP, VPT, NDCG) improve upwards; errors and distances improve downwards. That is a fact

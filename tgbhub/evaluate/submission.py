@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 from numpy.typing import ArrayLike
 
 from tgbhub.errors import ManifestError, SubmissionError
+from tgbhub.manifest import Manifest
 
 #: the fix a NaN/inf gets when an evaluator names none of its own
 GENERIC_NON_FINITE_FIX = "Replace NaN/inf before writing; every value the task grades must be a finite number"
@@ -273,3 +274,225 @@ def task_for_columns(tasks: Iterable[Mapping[str, Any]], names: Iterable[object]
     matches = [task for task in tasks if task.get("submission")
                and {str(c["name"]) for c in task["submission"]["columns"]} == wanted]
     return matches[0] if len(matches) == 1 else None
+
+
+def closest_task(tasks: Iterable[Mapping[str, Any]], schema: pa.Schema) -> Mapping[str, Any] | None:
+    """The task among ``tasks`` a file with ``schema`` was most likely written for, so that its errors name that
+    task's columns rather than the default task's. Evidence is a shared column name, or a list column where the task
+    declares one (a ranking's or a rollout's scores, never a snapshot's); among tasks with evidence the one sharing
+    the most names wins, then a list column on both sides, then the closest column count. ``None`` when no task has
+    evidence, or several tie.
+    """
+    def is_list(type_: pa.DataType) -> bool:
+        return bool(pa.types.is_list(type_) or pa.types.is_large_list(type_) or pa.types.is_fixed_size_list(type_))
+
+    fields = [f for f in schema if not _PANDAS_INDEX_NAME.fullmatch(f.name)]
+    names = {f.name for f in fields}
+    has_list = any(is_list(f.type) for f in fields)
+    scored = []
+    for task in tasks:
+        if not task.get("submission"):
+            continue
+        declared = [(str(c["name"]), str(c["type"]).startswith("list<")) for c in task["submission"]["columns"]]
+        shared = sum(1 for name, _ in declared if name in names)
+        lists = has_list and any(listed for _, listed in declared)
+        if shared or lists:
+            scored.append(((shared, int(lists), -abs(len(declared) - len(fields))), task))
+    scored.sort(key=lambda item: item[0], reverse=True)
+    if not scored or (len(scored) > 1 and scored[1][0] == scored[0][0]):
+        return None
+    return scored[0][1]
+
+
+# --- bounds: what a file may hold, read from its Parquet footer before any row is ------------------------------
+
+#: a file for a task whose type has no row rule and whose manifest declares no ``max_rows``: at most this many rows
+DEFAULT_MAX_ROWS = 10_000_000
+#: bytes one scalar value may take uncompressed (the widest declared type, int64/float64)
+SCALAR_BYTES = 8
+#: headroom over the exact need: encodings, validity bitmaps, an unnamed pandas index column
+BYTES_FACTOR = 2
+#: fixed headroom for the Parquet footer and page headers of a small file
+BYTES_SLACK = 1 << 20
+#: seconds one submission may take to grade on a leaderboard before it is refused
+GRADE_SECONDS = 300.0
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What one submission file for a task and split may hold, all checked before a row is read.
+
+    ``rows``: the most rows (a task's exact count of keys where the manifest gives it, else an upper bound);
+    ``values``: the most values one column may hold (``rows`` times the widest list a row may carry);
+    ``uncompressed``: the most bytes the column pages may take before compression (the footer's row-group sizes);
+    ``file_bytes``: the most bytes on disk; ``seconds``: how long grading may take on a leaderboard; ``basis`` says
+    where ``rows`` came from, for messages.
+    """
+
+    rows: int
+    values: int
+    uncompressed: int
+    file_bytes: int
+    seconds: float
+    basis: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rows": self.rows, "values": self.values, "uncompressed_bytes": self.uncompressed,
+                "file_bytes": self.file_bytes, "seconds": self.seconds, "basis": self.basis}
+
+
+def _split_events(manifest: Manifest, split: str) -> int | None:
+    """How many event rows ``split`` stores (the manifest's per-split stats, else a row-unit split's range)."""
+    stats = ((manifest.stats or {}).get("splits") or {}).get(split) or {}
+    if isinstance(stats.get("rows"), int):
+        return int(stats["rows"])
+    if manifest.split_unit == "row" and split in manifest.splits:
+        start, stop = manifest.splits[split]
+        return int(stop) - int(start)
+    return None
+
+
+def _snapshot_rows(manifest: Manifest, task: Mapping[str, Any], split: str) -> tuple[int, str] | None:
+    from tgbhub.tasks.declared import candidate_pairs, graded_snapshots
+
+    start, stop = graded_snapshots(manifest, task, split)
+    pairs = len(candidate_pairs(task["candidates"], int(manifest.graph["num_nodes"]))[0])
+    return (stop - start) * pairs, f"{stop - start} graded snapshots x {pairs} candidate pairs"
+
+
+def _event_rows(manifest: Manifest, task: Mapping[str, Any], split: str) -> tuple[int, str] | None:
+    events = _split_events(manifest, split)
+    # one query per event of the split at most (a ranking or window task asks one per undirected edge)
+    return None if events is None else (events, f"at most one query per event of {split} ({events} events)")
+
+
+def _rollout_rows(manifest: Manifest, task: Mapping[str, Any], split: str) -> tuple[int, str] | None:
+    start, stop = manifest.splits[split]
+    steps = int(manifest.graph.get("num_snapshots") or 0)
+    if not steps:
+        return None
+    return (int(stop) - int(start)) * steps, f"{int(stop) - int(start)} initial conditions x {steps} steps"
+
+
+#: task type -> how many rows a complete submission for a split has (or at most has), from manifest facts alone
+ROW_RULES: dict[str, Callable[[Manifest, Mapping[str, Any], str], tuple[int, str] | None]] = {
+    "snapshot-link-prediction": _snapshot_rows, "one-vs-many-ranking": _event_rows,
+    "window-link-forecasting": _event_rows, "rollout-forecasting": _rollout_rows}
+
+
+def _generic_rows(manifest: Manifest, task: Mapping[str, Any], split: str) -> tuple[int, str]:
+    """A bound for a task type without a rule: one row per (event or snapshot of the split, node)."""
+    nodes = int((manifest.graph or {}).get("num_nodes") or 0)
+    events = _split_events(manifest, split)
+    if split in manifest.splits and manifest.split_unit == "snapshot":
+        start, stop = manifest.splits[split]
+        events = max(events or 0, int(stop) - int(start))
+    if nodes and events:
+        return nodes * events, f"{events} events or snapshots of {split} x {nodes} nodes"
+    return DEFAULT_MAX_ROWS, f"no row rule for task type {task.get('type')!r}: the default bound"
+
+
+def _list_width(manifest: Manifest, task: Mapping[str, Any]) -> int:
+    """The most values one row's list column holds: a ranking's negatives, a rollout's variables, else the nodes."""
+    negatives = task.get("negatives") or {}
+    if isinstance(negatives.get("q"), int):
+        return int(negatives["q"])
+    graph = manifest.graph or {}
+    if graph.get("variables"):
+        return len(graph["variables"])
+    return int(graph.get("num_nodes") or 1024)
+
+
+def bounds_for(manifest: Manifest, task: Mapping[str, Any], split: str | None = None,
+               seconds: float | None = None) -> Bounds:
+    """The :class:`Bounds` of a submission to ``task`` of ``manifest`` on
+    ``split`` (default: the task's report split), from manifest facts only: nothing is downloaded or built.
+
+    A task may declare its own ``submission.max_rows`` (a number, or split -> number); else the rule of its type in
+    :data:`ROW_RULES` counts the rows; else one row per (event or snapshot, node) of the split. Bytes follow from the
+    rows and the declared columns (8 bytes a value, list columns as wide as the task's negatives or variables).
+
+    Raises:
+        InvalidNameError: if the dataset has no such split.
+        ManifestError: if the task declares no submission schema.
+    """
+    from tgbhub.tasks.declared import choose_split
+
+    name = choose_split(manifest, task, split)
+    declared = (task.get("submission") or {}).get("max_rows")
+    if isinstance(declared, Mapping):
+        declared = declared.get(name)
+    found = ((int(declared), "the task's declared max_rows") if isinstance(declared, int)
+             else (ROW_RULES[str(task.get("type"))](manifest, task, name) if str(task.get("type")) in ROW_RULES
+                   else None))
+    rows, basis = found if found is not None else _generic_rows(manifest, task, name)
+    width = _list_width(manifest, task)
+    kinds = [_kind(kind) for _, kind in columns_of(task)]
+    per_row = sum(SCALAR_BYTES * (width + 1) if kind == "list" else SCALAR_BYTES for kind in kinds)
+    uncompressed = rows * per_row * BYTES_FACTOR + BYTES_SLACK
+    rows = max(int(rows), 0)
+    return Bounds(rows=rows, values=rows * (width if "list" in kinds else 1), uncompressed=uncompressed,
+                  file_bytes=uncompressed + BYTES_SLACK,
+                  seconds=float(GRADE_SECONDS if seconds is None else seconds), basis=basis)
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What a Parquet file's footer says of it: rows, the most values of one column, the bytes of its pages before
+    compression, bytes on disk, row groups."""
+
+    rows: int
+    values: int
+    uncompressed: int
+    file_bytes: int
+    row_groups: int
+
+
+def check_bounds(path: str | os.PathLike[str], bounds: Bounds, what: str = "the task") -> FileFacts:
+    """Refuse a submission file that breaks ``bounds``, reading its size and its Parquet footer only (no row group
+    is read, so a file of 10^8 constant rows that compresses to a few MB costs nothing); return what the footer says.
+
+    The row and value counts are what bound the memory a read needs: a dictionary- or run-length-encoded page is
+    small before compression too, so ``uncompressed`` only catches plainly encoded bulk.
+
+    Raises:
+        SubmissionError: for a missing or unreadable file, or one with more bytes on disk, more rows, more values in
+            a column or more page bytes than ``bounds`` allow (the message names the number found, the bound and
+            where it came from).
+    """
+    where = os.fspath(path)
+    try:
+        size = os.stat(where).st_size
+    except OSError as exc:
+        raise SubmissionError("<file>", None, f"{where!r} cannot be read ({exc.strerror or exc})",
+                              "Check the path") from None
+    if size > bounds.file_bytes:
+        raise SubmissionError("<file>", None, f"{where!r} is {size} bytes; a submission to {what} is at most "
+                              f"{bounds.file_bytes} bytes ({bounds.rows} rows: {bounds.basis})",
+                              "Submit exactly the rows the task asks for, in its declared column types")
+    try:
+        meta = pq.read_metadata(where)
+    except (pa.ArrowException, OSError) as exc:
+        raise SubmissionError("<file>", None, f"{where!r} is not a readable Parquet file ({exc})",
+                              "Write it with pyarrow.parquet.write_table or DataFrame.to_parquet") from None
+    groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
+    decoded = sum(group.total_byte_size for group in groups)
+    # a list column's values are counted by its leaf column chunks, not by the rows: a few rows may carry 10^9 values
+    values = max((sum(group.column(j).num_values for group in groups) for j in range(meta.num_columns)), default=0)
+    facts = FileFacts(rows=int(meta.num_rows), values=int(values), uncompressed=int(decoded), file_bytes=size,
+                      row_groups=int(meta.num_row_groups))
+    if facts.rows > bounds.rows:
+        raise SubmissionError("<file>", None, f"holds {facts.rows} rows; {what} expects at most {bounds.rows} "
+                              f"({bounds.basis}), so the file was refused from its footer, unread",
+                              "Submit one row per key the task lists, each once")
+    if facts.values > bounds.values:
+        raise SubmissionError("<file>", None, f"holds {facts.values} values in one column; {what} allows at most "
+                              f"{bounds.values} ({bounds.rows} rows, lists as long as the task says), so the file "
+                              "was refused from its footer, unread",
+                              "Write one list per row, as long as the task's submission schema says")
+    if facts.uncompressed > bounds.uncompressed:
+        raise SubmissionError("<file>", None, f"decodes to {facts.uncompressed} bytes; {what} allows at most "
+                              f"{bounds.uncompressed} for {bounds.rows} rows of its declared columns, so the file "
+                              "was refused from its footer, unread",
+                              "Write only the declared columns, with list columns as long as the task says")
+    return facts

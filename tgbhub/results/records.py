@@ -313,13 +313,19 @@ def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
     return loaded
 
 
-class CheckRow(TypedDict):
-    """One check of :class:`Verification`: the values are JSON, as the record holds them."""
+class CheckRow(TypedDict, total=False):
+    """One check of :class:`Verification`: the values are JSON, as the record holds them; ``message`` says in words
+    what a mismatch means, where a bare pair of values would not."""
 
     check: str
     status: Literal["match", "mismatch"]
     recorded: Any
     now: Any
+    message: str
+
+
+#: what a record's identity is, besides what a re-grade checks: the fields a board shows and a reader relies on
+IDENTITY_FIELDS = "model name, hyper-parameters, seed, environment and date"
 
 
 @dataclass(frozen=True)
@@ -332,6 +338,8 @@ class Verification:
     submission: str
     checks: list[CheckRow]
     notes: list[str] = field(default_factory=list)
+    #: whether the record's identity (:data:`IDENTITY_FIELDS`) was checked against the hub's committed copy
+    identity_checked: bool = False
 
     @property
     def ok(self) -> bool:
@@ -343,20 +351,33 @@ class Verification:
 
     def to_json(self) -> dict[str, Any]:
         return {"record": self.record, "submission": self.submission, "ok": self.ok, "checks": self.checks,
-                "notes": self.notes}
+                "notes": self.notes, "identity_checked": self.identity_checked}
 
     def lines(self) -> list[str]:
-        """One line per check, then the notes and the verdict."""
-        out = [f"{row['status']:>8}  {row['check']}: {row['now']}" if row["status"] == "match" else
-               f"{row['status']:>8}  {row['check']}: recorded {row['recorded']}, now {row['now']}"
+        """One line per check, then the notes and the verdict; every value escaped for the terminal (a record's
+        model name is whatever its writer typed)."""
+        from tgbhub.results.display import terminal_safe as safe
+
+        out = [f"{row['status']:>8}  {safe(row['check'])}: {safe(row['now'])}" if row["status"] == "match" else
+               f"{row['status']:>8}  {safe(row['check'])}: {safe(row['message'])}" if row.get("message") else
+               f"{row['status']:>8}  {safe(row['check'])}: recorded {safe(row['recorded'])}, now {safe(row['now'])}"
                for row in self.checks]
-        out += [f"{'note':>8}  {note}" for note in self.notes]
-        verdict = "all checks match" if self.ok else f"MISMATCH: {', '.join(self.mismatched)}"
+        out += [f"{'note':>8}  {safe(note)}" for note in self.notes]
+        if not self.ok:
+            verdict = f"MISMATCH: {', '.join(self.mismatched)}"
+        elif self.identity_checked:
+            verdict = "all checks match, the record's identity included (the hub's committed copy)"
+        else:
+            verdict = (f"the scores and the submission match; the record's {IDENTITY_FIELDS} are NOT checked "
+                       "(see the note)")
         return [*out, f"{'result':>8}  {verdict}"]
 
 
-def _row(check: str, recorded: Any, now: Any, equal: bool) -> CheckRow:
-    return {"check": check, "status": "match" if equal else "mismatch", "recorded": recorded, "now": now}
+def _row(check: str, recorded: Any, now: Any, equal: bool, message: str | None = None) -> CheckRow:
+    row: CheckRow = {"check": check, "status": "match" if equal else "mismatch", "recorded": recorded, "now": now}
+    if message and not equal:
+        row["message"] = message
+    return row
 
 
 def _same(recorded: Any, regraded: Any, rtol: float) -> bool:
@@ -372,16 +393,27 @@ def _same(recorded: Any, regraded: Any, rtol: float) -> bool:
 
 def verify(record_path: str | os.PathLike[str], submission: str | os.PathLike[str], *,
            cache_dir: str | os.PathLike[str] | None = None, offline: bool | None = None,
-           rtol: float = 0.0) -> Verification:
+           rtol: float = 0.0, endpoint: str | None = None, org: str | None = None,
+           token: str | None = None) -> Verification:
     """Re-check a record against a submission: the record's own hash, the submission's sha256, the graded data's
     digests, and each metric of a re-grade by the bundled evaluator on the record's dataset version, task and split.
+
+    ``record_sha256`` proves only that nobody edited the record without re-hashing it: anyone can recompute it. What a
+    re-grade cannot check (:data:`IDENTITY_FIELDS`) is checked for a hub grader's record (one with a ``hub`` block)
+    against the copy the hub committed: its place (the folder names the record's dataset version, task and file, the
+    split is the task's report split) and the hub's copy at the record's path in ``ORG/results``, fetched from
+    ``endpoint`` (default ``$TGBHUB_ENDPOINT``, unless ``offline``). Without a hub, the verdict says those fields are
+    not checked.
 
     Raises:
         RecordError: for a missing, malformed or edited record, a record made without a submission file, or a
             submission that cannot be read.
-        DatasetNotFoundError, SourceUnavailableError, SubmissionError: as :func:`tgbhub.api.grade`.
+        DatasetNotFoundError, SourceUnavailableError, SubmissionError: as :func:`tgbhub.api.grade` (a file that is
+            not the record's and that its task cannot grade is a mismatch and a note instead).
+        FetchError, IntegrityError: if the hub at ``endpoint`` cannot deliver its copy of the record.
     """
     from tgbhub import api
+    from tgbhub.errors import SubmissionError
     from tgbhub.evaluate import EVALUATOR_VERSION
 
     rec = read_record(record_path)
@@ -391,8 +423,10 @@ def verify(record_path: str | os.PathLike[str], submission: str | os.PathLike[st
     if not Path(submission).is_file():
         raise RecordError(f"submission {os.fspath(submission)!r} does not exist; pass the Parquet file the record's "
                           f"run graded ({rec['submission']['file']})")
-    checks = [_row("submission sha256", rec["submission"]["sha256"], file_sha256(submission),
-                   rec["submission"]["sha256"] == file_sha256(submission))]
+    recorded, actual = rec["submission"]["sha256"], file_sha256(submission)
+    checks = [_row("submission sha256", recorded, actual, recorded == actual,
+                   f"its sha256 {actual} differs from the record's {recorded}: this is not the file the record graded; "
+                   "pass that file")]
     notes = []
     if rec["evaluator"]["version"] != EVALUATOR_VERSION:
         notes.append(f"the record was graded by evaluator {rec['evaluator']['version']}, this tgbhub's is "
@@ -400,15 +434,88 @@ def verify(record_path: str | os.PathLike[str], submission: str | os.PathLike[st
     if rec.get("teacher_forced"):
         notes.append("the record's run also graded a teacher-forced file; it is not re-graded here, so metrics that "
                      "depend on it (test MSE, validity screen) are compared only if the re-grade reports them")
-    graded = api.grade(rec["dataset"]["ref"], submission, task=rec["task"]["name"], split=rec["split"],
-                       cache_dir=cache_dir, offline=offline)
+    identity = _check_identity(rec, checks, notes, cache_dir=cache_dir, offline=offline, endpoint=endpoint, org=org,
+                               token=token)
+    try:
+        graded = api.grade(rec["dataset"]["ref"], submission, task=rec["task"]["name"], split=rec["split"],
+                           cache_dir=cache_dir, offline=offline)
+    except SubmissionError:
+        if recorded == actual:
+            raise
+        # another file, which the record's task cannot grade: its sha256 is the answer, not the task's column advice
+        notes.append(f"not re-graded: the file is not the one the record graded, and it is no submission to task "
+                     f"{rec['task']['name']!r}")
+        return Verification(os.fspath(record_path), os.fspath(submission), checks, notes, identity)
     regraded = canonical(graded.to_json())
     checks.append(_row("dataset digests", rec["dataset"]["graded_digests"], regraded.get("digests") or {},
                        rec["dataset"]["graded_digests"] == (regraded.get("digests") or {})))
     for name in sorted({*rec["metrics"], *regraded["metrics"]}):
         old, new = rec["metrics"].get(name), regraded["metrics"].get(name)
         checks.append(_row(f"metric {name}", old, new, _same(old, new, rtol)))
-    return Verification(os.fspath(record_path), os.fspath(submission), checks, notes)
+    return Verification(os.fspath(record_path), os.fspath(submission), checks, notes, identity)
+
+
+def _check_identity(rec: Mapping[str, Any], checks: list[CheckRow], notes: list[str], *,
+                    cache_dir: str | os.PathLike[str] | None, offline: bool | None, endpoint: str | None,
+                    org: str | None, token: str | None) -> bool:
+    """Append the checks of ``rec``'s identity: its place (for a hub grader's record) and the hub's committed copy
+    (when a hub is configured); return whether the identity was checked against that copy."""
+    from tgbhub import api, config
+    from tgbhub.tasks.declared import choose_split
+
+    hub = rec.get("hub")
+    if not isinstance(hub, Mapping):
+        notes.append(f"the record was written by its run, not by a hub's grader: its {IDENTITY_FIELDS} are its "
+                     f"writer's word, covered only by {SHA_FIELD}, which anyone can recompute")
+        return False
+    from tgbhub.results.outcomes import record_path
+    from tgbhub.results.submissions import ID_DIGITS, Place
+
+    dataset, task, sha = rec["dataset"], rec["task"]["name"], rec["submission"]["sha256"]
+    place = Place(dataset["name"], dataset["version"], task, sha[:ID_DIGITS])
+    folder = place.folder
+    checks.append(_row("place", hub.get("folder"), folder, hub.get("folder") == folder,
+                       f"the record names the folder {hub.get('folder')!r}, but its dataset, task and submission "
+                       f"belong in {folder!r}: the record was edited"))
+    path = record_path(place, str(hub.get("state")))
+    checks.append(_row("record path", hub.get("path"), path, hub.get("path") == path,
+                       f"the record says it lies at {hub.get('path')!r}, but its folder and state put it at {path!r}"))
+    manifest = api.manifest_of(dataset["ref"], cache_dir=cache_dir, offline=offline)
+    report = choose_split(manifest, manifest.task_named(task), None)
+    checks.append(_row("split", rec["split"], report, rec["split"] == report,
+                       f"the record names split {rec['split']!r}, but the board of task {task!r} grades {report!r}"))
+    # offline, only a hub named here is asked (the environment's is a socket the caller did not ask for)
+    url = config.hub_endpoint(endpoint) if endpoint is not None or not config.offline_mode(offline) else None
+    if url is None:
+        notes.append(f"no hub to compare with: the record's {IDENTITY_FIELDS} are covered only by {SHA_FIELD}, which "
+                     "anyone can recompute; pass the hub's endpoint (endpoint=, $TGBHUB_ENDPOINT) to compare the "
+                     "record with the copy the hub committed")
+        return False
+    from tgbhub.errors import FetchError
+    from tgbhub.results.outcomes import fetch_verified
+    from tgbhub.results.submissions import RESULTS_REPO, repo_for
+
+    repo = repo_for(RESULTS_REPO, org)
+    try:
+        local = fetch_verified(url, repo, str(hub.get("path")), "main", config.hub_token(token),
+                                config.cache_root(cache_dir) / "leaderboards",
+                                "the hub holds no record at that path: the record is not one its grader committed")
+    except FetchError as exc:
+        checks.append(_row("record (hub's copy)", rec[SHA_FIELD], None, False,
+                           f"the hub at {url} has no copy of this record ({exc})"))
+        return True
+    try:
+        copy = json.loads(local.read_bytes())
+    except (ValueError, UnicodeDecodeError):
+        copy = {}
+    theirs = copy.get(SHA_FIELD) if isinstance(copy, Mapping) else None
+    differ = sorted(key for key in {*rec, *(copy if isinstance(copy, Mapping) else {})}
+                    if key != SHA_FIELD and canonical(rec.get(key)) != canonical(copy.get(key)))
+    checks.append(_row("record (hub's copy)", rec[SHA_FIELD], theirs, theirs == rec[SHA_FIELD],
+                       f"the hub at {url} committed {hub.get('path')} with {SHA_FIELD} {theirs}, this record has "
+                       f"{rec[SHA_FIELD]}: it differs in {', '.join(differ) or 'its bytes'}, so it is not the "
+                       "grader's record"))
+    return True
 
 
 def _field(record: Mapping[str, Any], dotted: str) -> Any:

@@ -2,14 +2,19 @@
 
 A submission is pushed, ungraded, into the dataset repo ``ORG/submissions`` on a hub (``git:ROOT`` for a hub that
 ``tgbhub hub serve ROOT`` serves, ``hf`` for the Hugging Face Hub or any server speaking its API):
-``submissions/<family>/<name>/<task>/<submission_id>/`` holds ``submission.parquet`` (the file, byte for byte),
-``meta.json`` (model, paper, time, dataset ``family/name@version``, task, split, seed) and, when the submitter has
-one, ``claim.json`` (the result record they claim, :mod:`tgbhub.results.records`). ``submission_id`` is the first 16 hex
-digits of the file's sha256, so the same bytes are one submission however often they are pushed.
+``submissions/<family>/<name>/<version>/<task>/<submission_id>/`` holds ``submission.parquet`` (the file, byte for
+byte), ``meta.json`` (model, paper, time, dataset ``family/name@version``, task, split, seed) and, when the submitter
+has one, ``claim.json`` (the result record they claim, :mod:`tgbhub.results.records`). ``submission_id`` is the first
+16 hex digits of the file's sha256, so the same bytes are one submission however often they are pushed.
 
-Nothing here grades: the hub maintainer's ``tgbhub leaderboard update`` (:mod:`tgbhub.results.leaderboards`) does, and
-trusts no claim. Submitting checks only what is cheap: the file exists, is Parquet, the dataset, task and split
-exist, and a claimed record is intact and names this file, dataset and task.
+The folder is what is graded: its place names the dataset version and task, the task's report split is the split,
+and the grader refuses a ``meta.json`` that names others (it is the submitter's description, not the grader's
+instruction).
+
+Nothing here grades: the hub maintainer's ``tgbhub leaderboard update`` (:mod:`tgbhub.results.grader`) does, and
+trusts no claim. Submitting checks only what is cheap: the file exists, is Parquet, within the task's bounds
+(rows and decoded bytes from its footer, :func:`tgbhub.evaluate.submission.bounds_for`), the dataset and task
+exist, the split is the task's report split, and a claimed record is intact and names this file, dataset and task.
 """
 
 from __future__ import annotations
@@ -71,16 +76,43 @@ def submission_id(path: str | os.PathLike[str]) -> str:
 
 
 def folder_of(dataset: str, task: str, sid: str) -> str:
-    """``submissions/<family>/<name>/<task>/<id>`` for dataset ``family/name[@version]``."""
-    return f"submissions/{dataset.partition('@')[0]}/{task}/{sid}"
+    """``submissions/<family>/<name>/<version>/<task>/<id>`` for dataset ``family/name@version``.
+
+    Raises:
+        InvalidNameError: if ``dataset`` names no version (a folder binds the version graded).
+    """
+    base, _, version = dataset.partition("@")
+    if not version:
+        raise InvalidNameError(f"dataset {dataset!r} names no version; a submission's folder binds the version it is "
+                               f"graded on: pass {base}@VERSION")
+    return f"submissions/{base}/{version}/{task}/{sid}"
 
 
-def parse_path(path: str) -> tuple[str, str, str] | None:
-    """``(family/name, task, id)`` of a file path in the submissions repo, or ``None`` for any other path."""
+@dataclass(frozen=True)
+class Place:
+    """Where a submission sits in the submissions repo, which is what it is graded on: dataset ``family/name``,
+    its version, the task and the submission id (the folder's name)."""
+
+    dataset: str
+    version: str
+    task: str
+    id: str
+
+    @property
+    def ref(self) -> str:
+        return f"{self.dataset}@{self.version}"
+
+    @property
+    def folder(self) -> str:
+        return f"submissions/{self.dataset}/{self.version}/{self.task}/{self.id}"
+
+
+def parse_path(path: str) -> tuple[Place, str] | None:
+    """``(place, file name)`` of a file path in the submissions repo, or ``None`` for a path outside any folder."""
     parts = path.split("/")
-    if len(parts) != 6 or parts[0] != "submissions":
+    if len(parts) != 7 or parts[0] != "submissions" or not all(parts):
         return None
-    return f"{parts[1]}/{parts[2]}", parts[3], parts[4]
+    return Place(f"{parts[1]}/{parts[2]}", parts[3], parts[4], parts[5]), parts[6]
 
 
 @dataclass(frozen=True)
@@ -139,12 +171,13 @@ def prepare(name: str, submission: str | os.PathLike[str], *, model: str, record
             now: datetime | None = None) -> Submission:
     """Check ``submission`` cheaply (never graded here) and lay out its files for the submissions repo.
 
-    ``task`` defaults to the task whose declared columns the file has, else the dataset's default task; ``split`` to
-    the task's report split. ``record`` (a path or a record) is the submitter's claim; ``seed`` and
-    ``hyperparameters`` default to the claim's.
+    ``task`` defaults to the task whose declared columns the file has, else the dataset's default task. The split is
+    the task's report split, the one its board ranks (``split``, if given, must be it). ``record`` (a path or a
+    record) is the submitter's claim; ``seed`` and ``hyperparameters`` default to the claim's.
 
     Raises:
-        InvalidNameError: if ``model`` is empty, the file is missing or not Parquet, or the split does not exist.
+        InvalidNameError: if ``model`` is empty, the file is missing, not Parquet or over the task's bounds (rows or
+            decoded bytes, read from its footer), or ``split`` is not the task's report split.
         DatasetNotFoundError, VersionNotFoundError: for an unknown dataset or version.
         ManifestError: if the dataset declares no such task.
         RecordError: if the claim is not an intact record, or names another file, dataset or task.
@@ -152,7 +185,8 @@ def prepare(name: str, submission: str | os.PathLike[str], *, model: str, record
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tgbhub.evaluate.submission import task_for_columns
+    from tgbhub.errors import SubmissionError
+    from tgbhub.evaluate.submission import bounds_for, check_bounds, closest_task, task_for_columns
     from tgbhub.tasks.declared import choose_split
 
     if not model or not model.strip():
@@ -162,17 +196,27 @@ def prepare(name: str, submission: str | os.PathLike[str], *, model: str, record
         raise InvalidNameError(f"submission {os.fspath(submission)!r} does not exist; pass the Parquet file your "
                                "model wrote")
     try:
-        columns = pq.read_schema(path).names
+        schema = pq.read_schema(path)
     except (OSError, pa.ArrowException) as exc:
         raise InvalidNameError(f"submission {os.fspath(submission)!r} is not a Parquet file ({exc}); write it with "
                                "pyarrow.parquet.write_table in the task's submission schema (`tgbhub info NAME`)") \
             from None
     manifest = api.with_task_documents(api.manifest_of(name, cache_dir=cache_dir, offline=offline))
-    chosen = manifest.task_named(task) if task is not None else (task_for_columns(manifest.tasks, columns)
+    chosen = manifest.task_named(task) if task is not None else (task_for_columns(manifest.tasks, schema.names)
+                                                                 or closest_task(manifest.tasks, schema)
                                                                  or manifest.task)
     task_name = str(chosen.get("name"))
-    graded_split = choose_split(manifest, chosen, split)
+    graded_split = choose_split(manifest, chosen, None)
+    if split is not None and choose_split(manifest, chosen, split) != graded_split:
+        raise InvalidNameError(f"the leaderboard of task {task_name!r} grades split {graded_split!r}, the task's "
+                               f"report split, not {split!r}; drop --split (a {split} result is no board entry: check "
+                               "it with `tgbhub evaluate --split`)")
     ref = f"{manifest.name}@{manifest.version}"
+    try:  # the bounds the grader applies, here before a push: rows and decoded bytes from the footer
+        check_bounds(path, bounds_for(manifest, chosen, graded_split),
+                     f"task {task_name!r} on split {graded_split!r} of {manifest.name}")
+    except SubmissionError as exc:
+        raise InvalidNameError(f"submission {os.fspath(submission)!r} cannot be graded: {exc}") from None
     sid = submission_id(path)
     claim: dict[str, Any] | None = None
     if record is not None:

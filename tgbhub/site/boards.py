@@ -110,8 +110,8 @@ def read_results(path: str | os.PathLike[str]) -> Results:
                 continue
             if _RECORD.fullmatch(record) is None or ".." in record.split("/"):
                 raise RecordError(f"{root}: {relative}: a row of model {row['model']!r} names the record path "
-                                  f"{record!r}, not records/<family>/<name>/<task>/<id>.json; rebuild the board "
-                                  "with `tgbhub leaderboard update`")
+                                  f"{record!r}, not records/<family>/<name>/<version>/<task>/<id>/<state>.json; "
+                                  "rebuild the board with `tgbhub leaderboard update`")
             if record not in listing:
                 raise RecordError(f"{root}: {relative}: the record {record} of model {row['model']!r} is not in "
                                   "the results repo; rebuild the board with `tgbhub leaderboard update`")

@@ -12,8 +12,11 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
+import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -74,8 +77,12 @@ def test_missing_file_is_404_entry_not_found_for_head_and_get(local_hub: LocalHu
     """olah alone answers GET with 500 and HEAD with 401 "Repository not found"; the real Hub says 404 to both."""
     import requests
     from huggingface_hub import HfApi, hf_hub_download
-    from huggingface_hub.errors import (EntryNotFoundError, RemoteEntryNotFoundError, RepositoryNotFoundError,
-                                        RevisionNotFoundError)
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        RemoteEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
 
     def download(repo: str, path: str, rev: str = revision) -> str:
         return hf_hub_download(repo, path, repo_type="dataset", revision=rev, endpoint=local_hub.url,
@@ -158,6 +165,168 @@ def test_datasets_library_reads_trajectory_views(tmp_path: Path) -> None:
         assert trajectory == np.repeat(np.arange(lo, hi), ds.num_steps).tolist()
         assert step == np.tile(np.arange(ds.num_steps), hi - lo).tolist()
         np.testing.assert_array_equal(np.asarray(state), expected.reshape(-1, ds.num_nodes))  # bit for bit
+
+
+_LFS_PATH = "/datasets/tgbhub/t-grab/resolve/v1.0.0/ce-4/edges.parquet"
+
+
+@pytest.fixture(scope="module")
+def tight_hub(hub_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalHub]:
+    """A hub whose limits a test can reach in seconds: 16 connections, 4 workers, 1.5 s to send a request head,
+    1 s idle between requests, 64 KiB request bodies."""
+    with start_local_hub(hub_root, state_dir=tmp_path_factory.mktemp("tight-state"), header_timeout=1.5,
+                         idle_timeout=1.0, max_connections=16, workers=4, max_body_bytes=64 * 1024) as hub:
+        yield hub
+
+
+def _address(hub: LocalHub) -> tuple[str, int]:
+    host, port = hub.url.removeprefix("http://").rsplit(":", 1)
+    return host, int(port)
+
+
+def _answer(sock: socket.socket, timeout: float = 5.0) -> tuple[int, dict[str, str], bytes]:
+    """Read one response from ``sock`` (status, headers, body)."""
+    sock.settimeout(timeout)
+    response = http.client.HTTPResponse(sock)
+    response.begin()
+    return response.status, dict(response.getheaders()), response.read()
+
+
+def _wait_for(condition: Callable[[], bool], seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not come true in time"
+        time.sleep(0.01)
+
+
+def _has_data(sock: socket.socket) -> bool:
+    try:
+        return bool(sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except BlockingIOError:
+        return False
+
+
+def test_held_connections_hold_no_thread_and_over_the_cap_get_a_quick_503(tight_hub: LocalHub) -> None:
+    """Slow clients that never finish a request head cost a socket each, not a thread; an honest client is served
+    among them; past the cap (16) new connections get 503 with Retry-After at once; after the header time-out
+    (1.5 s) the held ones get 408 and the hub serves again."""
+    threads = threading.active_count()
+    partial = b"GET /api/datasets/tgbhub/t-grab/refs HTTP/1.1\r\nHost: x\r\n"  # and never the blank line
+    held: list[socket.socket] = []
+    try:
+        for _ in range(12):
+            held.append(socket.create_connection(_address(tight_hub)))
+            held[-1].sendall(partial)
+        status, _, body = _get(tight_hub.url + _LFS_PATH)  # 12 held, cap 16: served, while they wait
+        assert status == 200 and len(body) > 0
+        _wait_for(lambda: tight_hub.front.open_connections == 12)  # the honest client's closed connection is gone
+        for _ in range(48):  # 60 held in all: 4 reach the cap, 44 are refused
+            held.append(socket.create_connection(_address(tight_hub)))
+            held[-1].sendall(partial)
+        started = time.monotonic()
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            _get(tight_hub.url + _LFS_PATH)
+        assert refused.value.code == 503 and refused.value.headers["Retry-After"] == "1"
+        assert time.monotonic() - started < 0.5
+        assert threading.active_count() <= threads + 4, "a held connection must not cost a thread (4 workers)"
+        time.sleep(0.2)
+        answered = [sock for sock in held if _has_data(sock)]
+        assert len(answered) == 44 and all(_answer(sock)[0] == 503 for sock in answered)
+        # the 16 admitted get 408 once their 1.5 s are up; closing them frees the cap at once
+        waiting = [sock for sock in held if sock not in answered]
+        assert [_answer(sock)[0] for sock in waiting] == [408] * 16
+        assert time.monotonic() - started < 2.5
+    finally:
+        for sock in held:
+            sock.close()
+    time.sleep(0.1)
+    assert _get(tight_hub.url + _LFS_PATH)[0] == 200
+    assert threading.active_count() <= threads + 4
+
+
+def test_idle_and_silent_connections_are_closed_after_their_time_outs(tight_hub: LocalHub) -> None:
+    """A kept-alive connection idle for 1 s (idle_timeout) is closed; so is one that never sends a byte, after
+    1.5 s (header_timeout), with no answer."""
+    kept = http.client.HTTPConnection(*_address(tight_hub), timeout=5)
+    kept.request("HEAD", _LFS_PATH)
+    assert kept.getresponse().status == 200
+    silent = socket.create_connection(_address(tight_hub))
+    started = time.monotonic()
+    closed_after = {}
+    try:
+        for name, sock in (("idle", kept.sock), ("silent", silent)):
+            sock.settimeout(5)
+            assert sock.recv(1) == b"", name  # the server closed it
+            closed_after[name] = time.monotonic() - started
+    finally:
+        kept.close()
+        silent.close()
+    assert 0.8 <= closed_after["idle"] <= 2.0 and 1.3 <= closed_after["silent"] <= 2.5, closed_after
+
+
+def test_a_body_over_the_limit_is_refused_with_413_unread(tight_hub: LocalHub) -> None:
+    """A declared 300 MB body is refused before one byte of it is sent (so unread), with Expect: 100-continue too;
+    a chunked body is cut off at the limit; a client that sends the whole body anyway still reads the 413; bodies
+    under the limit are relayed to olah, chunked or not."""
+    import requests
+
+    head = (b"POST /api/datasets/tgbhub/t-grab/paths-info/main HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Type: application/x-www-form-urlencoded\r\n")
+    for extra in (b"", b"Expect: 100-continue\r\n"):
+        with socket.create_connection(_address(tight_hub)) as sock:
+            sock.sendall(head + extra + b"Content-Length: 300000000\r\n\r\n")
+            status, headers, body = _answer(sock, timeout=2)
+        assert (status, headers["Connection"]) == (413, "close"), extra
+        assert b"300000000 bytes is over this hub's limit of 65536 bytes" in body
+    with socket.create_connection(_address(tight_hub)) as sock:
+        sock.sendall(head + b"Transfer-Encoding: chunked\r\n\r\n")
+        for _ in range(7):  # 70 KiB in 10 KiB chunks
+            sock.sendall(b"2800\r\n" + b"x" * 0x2800 + b"\r\n")
+        status, _, body = _answer(sock, timeout=2)
+    assert status == 413 and b"chunked request body is over this hub's limit" in body
+    url = f"{tight_hub.url}/api/datasets/tgbhub/t-grab/paths-info/main"
+    assert requests.post(url, data=b"x" * (8 << 20), timeout=30).status_code == 413
+    for body_ in (b"paths=README.md", iter([b"paths=", b"README.md"])):  # the second is sent chunked
+        answer = requests.post(url, data=body_, timeout=30,
+                               headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert answer.status_code == 200 and [entry["path"] for entry in answer.json()] == ["README.md"]
+
+
+def test_no_answer_names_olahs_address(local_hub: LocalHub) -> None:
+    """olah builds absolute URLs from its own address (a 307 to the path without its trailing slash); the front
+    rewrites them to the address the client used."""
+    import requests
+
+    olah_port = str(local_hub.front.upstream[1])
+    moved = requests.get(f"{local_hub.url}/api/datasets/tgbhub/t-grab/", allow_redirects=False, timeout=30)
+    assert moved.status_code == 307 and moved.headers["Location"] == f"{local_hub.url}/api/datasets/tgbhub/t-grab"
+    port = _address(local_hub)[1]
+    other = requests.get(f"{local_hub.url}/api/datasets/tgbhub/t-grab/", allow_redirects=False, timeout=30,
+                         headers={"Host": f"localhost:{port}"})
+    assert other.headers["Location"] == f"http://localhost:{port}/api/datasets/tgbhub/t-grab"
+    for path in ("/api/datasets/tgbhub/t-grab/", "/api/datasets/tgbhub/t-grab/revision/main",
+                 "/api/datasets/tgbhub/t-grab/refs", "/no/such/page"):
+        answer = requests.get(local_hub.url + path, timeout=30)
+        assert olah_port not in str(answer.headers) and olah_port not in answer.text, path
+    followed = requests.get(f"{local_hub.url}/api/datasets/tgbhub/t-grab/", timeout=30)
+    assert [answer.url for answer in (*followed.history, followed)] == [
+        f"{local_hub.url}/api/datasets/tgbhub/t-grab/", f"{local_hub.url}/api/datasets/tgbhub/t-grab"]
+
+
+@pytest.mark.parametrize(("limit", "message"), [
+    ({"header_timeout": 0}, r"header_timeout must be a positive number of seconds, got 0; pass e\.g\. "
+                            r"header_timeout=10 \(the default\)"),
+    ({"idle_timeout": float("inf")}, r"idle_timeout must be a positive number of seconds, got inf"),
+    ({"workers": 0}, r"workers must be a whole number of at least 1, got 0; pass e\.g\. workers=64"),
+    ({"max_body_bytes": 1.5}, r"max_body_bytes must be a whole number of at least 1, got 1\.5"),
+    ({"max_connections": 10**9}, r"max_connections=1000000000 needs \d+ file descriptors, and this process may "
+                                 r"open \d+; pass max_connections=\d+ or less, or raise the limit first \(ulimit -n"),
+])
+def test_limits_that_cannot_work_are_refused(hub_root: Path, tmp_path: Path, limit: dict[str, float],
+                                             message: str) -> None:
+    with pytest.raises(HubServerError, match=message):
+        start_local_hub(hub_root, state_dir=tmp_path / "state", **limit)  # type: ignore[arg-type]
+    assert not (tmp_path / "state").exists()
 
 
 def test_busy_port_is_a_clear_error(hub_root: Path, tmp_path: Path) -> None:

@@ -27,7 +27,9 @@ def run_serve(args: argparse.Namespace) -> int:
     from tgbhub.site.live import serve_hub  # only the server needs it
 
     serve_hub(args.root, port=args.port, host=args.host, state_dir=args.state_dir, site=args.site,
-              live=not args.no_site, cache_dir=args.cache_dir)
+              live=not args.no_site, cache_dir=args.cache_dir, header_timeout=args.header_timeout,
+              idle_timeout=args.idle_timeout, max_connections=args.max_connections, workers=args.workers,
+              max_body_bytes=args.max_body_bytes)
     return 0
 
 
@@ -59,4 +61,21 @@ def register(commands: argparse._SubParsersAction) -> list[tuple[str, str]]:
                        "default: build one at start into the state folder, with the leaderboards of "
                        "ROOT/datasets/<org>/results if that repo exists")
     serve.add_argument("--no-site", action="store_true", help="serve the Hub API only")
+    _add_limits(serve)
     return listed(publishing, serve)
+
+
+def _add_limits(serve: argparse.ArgumentParser) -> None:
+    """What one client may take of the server (docs/hubs.md, "Limits"), each with the front's default."""
+    from tgbhub.hub import front  # no I/O, stdlib only: the defaults are the front's own constants
+
+    serve.add_argument("--header-timeout", type=float, default=front.HEADER_TIMEOUT, metavar="SECONDS",
+                       help="time a client has to send a request head, then 408 (default: %(default)s)")
+    serve.add_argument("--idle-timeout", type=float, default=front.IDLE_TIMEOUT, metavar="SECONDS",
+                       help="idle time a kept-alive connection may sit between requests (default: %(default)s)")
+    serve.add_argument("--max-connections", type=int, metavar="N", help="client connections open at once, then 503 "
+                       f"(default: {front.MAX_CONNECTIONS}, or fewer where `ulimit -n` allows fewer)")
+    serve.add_argument("--workers", type=int, default=front.WORKERS, metavar="N",
+                       help="threads answering requests; waiting connections hold none (default: %(default)s)")
+    serve.add_argument("--max-body-bytes", type=int, default=front.MAX_BODY_BYTES, metavar="BYTES",
+                       help="largest request body, then 413 unread (default: %(default)s)")

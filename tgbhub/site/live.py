@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tgbhub.errors import TgbhubError
+from tgbhub.hub.front import HEADER_TIMEOUT, IDLE_TIMEOUT, MAX_BODY_BYTES, WORKERS
 from tgbhub.site.boards import hub_results, results_head
 
 if TYPE_CHECKING:
@@ -85,7 +86,10 @@ class LiveSite:
 
 def serve_hub(root: str | os.PathLike[str], *, port: int = 8090, host: str = "127.0.0.1",
               state_dir: str | os.PathLike[str] | None = None, site: str | os.PathLike[str] | None = None,
-              live: bool = True, cache_dir: str | os.PathLike[str] | None = None) -> None:
+              live: bool = True, cache_dir: str | os.PathLike[str] | None = None,
+              header_timeout: float = HEADER_TIMEOUT, idle_timeout: float = IDLE_TIMEOUT,
+              max_connections: int | None = None, workers: int = WORKERS,
+              max_body_bytes: int = MAX_BODY_BYTES) -> None:
     """Serve the ``git:`` hub at ``root`` until Ctrl-C or SIGTERM: the Hub API, and the catalogue site (``site``, a
     built folder, or with ``live`` one built now and rebuilt whenever the results repo gets a commit).
 
@@ -97,9 +101,11 @@ def serve_hub(root: str | os.PathLike[str], *, port: int = 8090, host: str = "12
         site: a ``tgbhub site build`` folder to serve as it is.
         live: without ``site``, build the site and keep it as fresh as the results repo.
         cache_dir: the cache root the site is built from.
+        header_timeout, idle_timeout, max_connections, workers, max_body_bytes: what one client may take of the
+            server, as :func:`~tgbhub.hub.serve.start_local_hub` takes them (``docs/hubs.md``, "Limits").
 
     Raises:
-        TgbhubError: if ``root`` is not a hub root, or the server cannot start.
+        TgbhubError: if ``root`` is not a hub root, a limit cannot work, or the server cannot start.
     """
     import signal
     import threading
@@ -108,7 +114,9 @@ def serve_hub(root: str | os.PathLike[str], *, port: int = 8090, host: str = "12
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with start_local_hub(root, port=port, host=host, state_dir=state_dir, site=site) as hub:
+    with start_local_hub(root, port=port, host=host, state_dir=state_dir, site=site, header_timeout=header_timeout,
+                         idle_timeout=idle_timeout, max_connections=max_connections, workers=workers,
+                         max_body_bytes=max_body_bytes) as hub:
         fresh = LiveSite(hub, cache_dir) if site is None and live else None
         if fresh is not None:
             fresh.build()

@@ -113,7 +113,7 @@ def train(model: str, name: str, *, version: str | None = None, seed: int = 42, 
     if resume:
         config = dataclasses.replace(config, state_file=str(folder / STATE_FILE))
     chosen = task_for(dataset.manifest, model, task)
-    trainer = make_trainer(chosen, model, config)
+    trainer = make_trainer(chosen, model, config, dataset=dataset)
     trainer.hyperparameters()  # a bad --hparam is refused here, before any data is prepared or memory allocated
     report = trainer.fit(dataset, chosen)
     if not report.finished:

@@ -156,7 +156,7 @@ TrainerFactory = Callable[[TrainConfig], Trainer]
 
 #: ``(task type, model name)`` -> trainer factory; filled by :func:`register_trainer`
 TRAINERS: PluginTable[tuple[str, str], TrainerFactory] = PluginTable("trainer", (
-    "tgbhub.trainers.chaosnet", "tgbhub.trainers.snapshot"))
+    "tgbhub.trainers.chaosnet", "tgbhub.trainers.snapshot", "tgbhub.trainers.events"))
 
 
 def register_trainer(task_type: str, model: str) -> Callable[[TrainerFactory], TrainerFactory]:
@@ -178,8 +178,12 @@ def task_types_of(model: str) -> list[str]:
     return sorted(kind for kind, name in TRAINERS if name == model)
 
 
-def make_trainer(task: Mapping[str, Any], model: str, config: TrainConfig) -> Trainer:
+def make_trainer(task: Mapping[str, Any], model: str, config: TrainConfig, dataset: Any = None) -> Trainer:
     """A fresh trainer for ``(task["type"], model)``.
+
+    A registered trainer that serves several protocols under one key (``tgn`` on a ranking task: T-GRAB's snapshots
+    or TGB's events, by the dataset's kind of time) has a ``bind(dataset)`` method; given ``dataset``, the trainer is
+    bound to it here, so that ``hyperparameters()`` checks the settings of the protocol that will run.
 
     Raises:
         UnsupportedTaskError: if ``model`` does not train for the task's type (the message lists what does), or
@@ -199,4 +203,7 @@ def make_trainer(task: Mapping[str, Any], model: str, config: TrainConfig) -> Tr
         raise UnsupportedTaskError(f"{model!r} cannot pause and resume a fit (a state file or a time limit was asked "
                                    f"for); models that can: {', '.join(resumable)}. Run it without --resume and "
                                    "--time-limit")
+    bind = getattr(trainer, "bind", None)
+    if dataset is not None and bind is not None:
+        bind(dataset)
     return trainer

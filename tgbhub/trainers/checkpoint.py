@@ -92,6 +92,6 @@ def load_checkpoint(path: str | os.PathLike[str], dataset: TemporalGraphDataset 
     if device is not None:
         settings["device"] = device
     task = dataset.manifest.task_named(record["task"])
-    trainer = make_trainer(task, record["model"], TrainConfig(**settings))
+    trainer = make_trainer(task, record["model"], TrainConfig(**settings), dataset=dataset)
     trainer.restore(record["state"], dataset, task)
     return Checkpoint(trainer, record)

@@ -1,7 +1,8 @@
-"""The networks behind :mod:`tgbhub.trainers.snapshot`: T-GRAB's GC-LSTM and TGN, and their link decoder.
+"""The networks behind :mod:`tgbhub.trainers.snapshot` and :mod:`tgbhub.trainers.events`: T-GRAB's GC-LSTM, TGN
+(one module for both protocols: T-GRAB's snapshots and TGB's batches of events) and the two papers' link decoders.
 
-This module imports torch and torch-geometric at the top; :mod:`tgbhub.trainers.snapshot` imports it only when a
-model is built, so ``import tgbhub`` never needs either.
+This module imports torch and torch-geometric at the top; the trainers import it only when a model is built, so
+``import tgbhub`` never needs either.
 
 Both networks answer the same three calls the snapshot trainer streams with (T-GRAB's Algorithm 1; docs/baselines.md):
 ``embed(nodes)`` (node embeddings for predicting the current snapshot from the history seen so far),
@@ -52,6 +53,46 @@ class SnapshotEdges:
         """``n`` constant-1 edge features (T-GRAB's ``edge_feat``), a view."""
         return self._ones[:n] if n <= self._ones.shape[0] else torch.ones(n, 1, device=self._ones.device)
 
+    #: the width of an event's message (:meth:`msg`): T-GRAB's one constant edge feature
+    msg_dim = 1
+
+    def msg(self, e_id: Tensor) -> Tensor:
+        """The messages (edge features) of events ``e_id``: all constant 1."""
+        return self.weight(e_id.numel())
+
+
+class EventRows:
+    """Every event of a continuous-time graph on the device, once: ``src``, ``dst``, ``t`` (int64: TGN's memory keeps
+    times as integers) and the edge features as float32 messages (one constant-1 feature when the dataset has none,
+    as T-GRAB's). A batch is a row range ``[lo, hi)`` of views; an event's id is its row index.
+    """
+
+    def __init__(self, src: npt.ArrayLike, dst: npt.ArrayLike, t: npt.ArrayLike, features: npt.ArrayLike | None,
+                 device: torch.device | None) -> None:
+        self.src = torch.from_numpy(np.array(src, dtype=np.int64)).to(device)
+        self.dst = torch.from_numpy(np.array(dst, dtype=np.int64)).to(device)
+        self.t = torch.from_numpy(np.array(t, dtype=np.int64)).to(device)
+        if features is None:
+            self.features = torch.ones(len(self.src), 1, device=device)
+        else:
+            values = np.array(features, dtype=np.float32)
+            self.features = torch.from_numpy(values.reshape(len(values), -1)).to(device)
+
+    @property
+    def msg_dim(self) -> int:
+        return int(self.features.shape[1])
+
+    def __len__(self) -> int:
+        return int(self.src.numel())
+
+    def batch(self, lo: int, hi: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """Rows ``[lo, hi)``: ``(src, dst, t, msg)``, views."""
+        return self.src[lo:hi], self.dst[lo:hi], self.t[lo:hi], self.features[lo:hi]
+
+    def msg(self, e_id: Tensor) -> Tensor:
+        """The messages (edge features) of events ``e_id``."""
+        return self.features[e_id]
+
 
 class LinkDecoder(nn.Module):
     """T-GRAB's ``LinkPredictor``: ReLU, Linear(2h, h), ReLU, Linear(h, h), Dropout(p), Linear(h, 1) over
@@ -71,6 +112,29 @@ class LinkDecoder(nn.Module):
     def forward(self, z_src: Tensor, z_dst: Tensor) -> Tensor:
         h = self.hidden(torch.relu(torch.cat([z_src, z_dst], dim=-1)))
         return self.out(self.dropout(self.middle(torch.relu(h)))).squeeze(-1)
+
+
+class TGBLinkPredictor(nn.Module):
+    """TGB's ``LinkPredictor`` (its ``tgn.py``): ``Linear(h, 1)(ReLU(Linear(h, h)(z_src) + Linear(h, h)(z_dst)))``.
+
+    Returns logits (TGB ranks them as they are and trains with ``BCEWithLogitsLoss``).
+    """
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.lin_src = nn.Linear(channels, channels)
+        self.lin_dst = nn.Linear(channels, channels)
+        self.lin_final = nn.Linear(channels, 1)
+
+    def forward(self, z_src: Tensor, z_dst: Tensor) -> Tensor:
+        return self.lin_final(torch.relu(self.lin_src(z_src) + self.lin_dst(z_dst))).squeeze(-1)
+
+    def candidates(self, z_src: Tensor, z: Tensor, index: Tensor) -> Tensor:
+        """Logits of every ``(z_src[i], z[index[i, j]])`` (``(queries, q)``): each projection is computed once per
+        query and once per embedded node rather than once per pair, the sum's only per-pair work left."""
+        hidden = self.lin_dst(z)[index]  # (queries, q, h): the one per-pair tensor, updated in place
+        hidden += self.lin_src(z_src)[:, None, :]
+        return self.lin_final(hidden.relu_()).squeeze(-1)
 
 
 class GCLSTMCell(nn.Module):
@@ -175,17 +239,23 @@ class SplitStoreMemory(TGNMemory):
 
 
 class TGNNet(nn.Module):
-    """TGN as T-GRAB's periodicity runs use it (TGB/PyG's TGN): ``TGNMemory`` with ``IdentityMessage`` and
-    ``LastAggregator``, a one-layer graph-attention embedding (``TransformerConv``, relative-time encoding plus the
-    edge feature as edge attributes) over the ``LastNeighborLoader``'s most recent neighbours, then the decoder.
+    """TGN as TGB's ``tgn.py`` and T-GRAB's periodicity runs use it (PyG's TGN): ``TGNMemory`` with
+    ``IdentityMessage`` and ``LastAggregator``, a one-layer graph-attention embedding (``TransformerConv``,
+    relative-time encoding plus the event's message as edge attributes) over the ``LastNeighborLoader``'s most recent
+    neighbours, then a link decoder. One module serves both protocols; what differs is given, not copied:
 
-    The memory's input is ``memory + x``, ``x`` the one-hot node features (T-GRAB adds them to the memory, whose
-    width equals the number of nodes); when ``memory_dim`` differs from the node count (a small test model) ``x``
-    is a learned node embedding instead, i.e. the one-hot features through a linear map.
+    - ``edges``: where an event's time and message are looked up by its id (:class:`SnapshotEdges`: constant-1
+      messages; :class:`EventRows`: the dataset's edge features);
+    - ``node_features``: ``"one-hot"`` (T-GRAB) makes the memory's input ``memory + x``, ``x`` the one-hot node features
+      (T-GRAB adds them to the memory, whose width equals the number of nodes); when ``memory_dim`` differs from the
+      node count (a small test model) ``x`` is a learned node embedding instead, i.e. the one-hot features through a
+      linear map. ``"none"`` (TGB) feeds the memory alone;
+    - ``decoder``: ``"mlp"`` (T-GRAB's :class:`LinkDecoder` over the concatenated pair) or ``"sum"`` (TGB's
+      :class:`TGBLinkPredictor` over the sum of the two projections).
 
     History state: the memory (``memory``, ``last_update``), the neighbour loader (``neighbors``, ``e_id``,
-    ``cur_e_id``) and the message stores. Event ids are row indices of the dataset: every snapshot is observed in
-    order from ``t = 0``, so the loader's ``e_id`` of a row is its position, and edge times are looked up by it.
+    ``cur_e_id``) and the message stores. Event ids are row indices of the dataset: every event is observed in order
+    from row 0, so the loader's ``e_id`` of a row is its position, and event times and messages are looked up by it.
     """
 
     #: node -> row map of the last :meth:`embed`, a registered buffer (declared here: nn.Module types buffers as
@@ -193,15 +263,23 @@ class TGNNet(nn.Module):
     _assoc: Tensor
 
     def __init__(self, num_nodes: int, memory_dim: int, time_dim: int, embedding_dim: int, heads: int,
-                 neighbors: int, dropout: float, decoder_dropout: float, edges: SnapshotEdges) -> None:
+                 neighbors: int, dropout: float, decoder_dropout: float, edges: SnapshotEdges | EventRows, *,
+                 node_features: str = "one-hot", decoder: str = "mlp") -> None:
         super().__init__()
-        self.memory = SplitStoreMemory(num_nodes, 1, memory_dim, time_dim,
-                                message_module=IdentityMessage(1, memory_dim, time_dim),
-                                aggregator_module=LastAggregator())
-        self.features = None if memory_dim == num_nodes else nn.Embedding(num_nodes, memory_dim)
+        if node_features not in ("one-hot", "none") or decoder not in ("mlp", "sum"):
+            raise ValueError(f"TGNNet: node_features {node_features!r} (one-hot or none) or decoder {decoder!r} "
+                             "(mlp or sum) is unknown")
+        msg_dim = edges.msg_dim
+        self.memory = SplitStoreMemory(num_nodes, msg_dim, memory_dim, time_dim,
+                                       message_module=IdentityMessage(msg_dim, memory_dim, time_dim),
+                                       aggregator_module=LastAggregator())
+        self.one_hot = node_features == "one-hot" and memory_dim == num_nodes
+        self.features = (nn.Embedding(num_nodes, memory_dim) if node_features == "one-hot" and not self.one_hot
+                         else None)
         self.conv = TransformerConv(memory_dim, embedding_dim // heads, heads=heads, dropout=dropout,
-                                    edge_dim=1 + time_dim)
-        self.decoder = LinkDecoder(embedding_dim, decoder_dropout)
+                                    edge_dim=msg_dim + time_dim)
+        self.decoder: nn.Module = (LinkDecoder(embedding_dim, decoder_dropout) if decoder == "mlp"
+                                   else TGBLinkPredictor(embedding_dim))
         self.num_nodes = num_nodes
         self.neighbors = neighbors
         self.edges = edges
@@ -222,26 +300,40 @@ class TGNNet(nn.Module):
             raise RuntimeError("TGNNet.reset_history() must run before its history is used")
         return self.loader
 
-    def _node_features(self, n_id: Tensor) -> Tensor:
-        if self.features is None:
-            return nn.functional.one_hot(n_id, self.num_nodes).to(self.memory.memory.dtype)
-        return self.features(n_id)
+    def _node_input(self, n_id: Tensor, memory: Tensor) -> Tensor:
+        """The convolution's node input: the memory, plus the node features when there are any."""
+        if self.one_hot:
+            return memory + nn.functional.one_hot(n_id, self.num_nodes).to(memory.dtype)
+        if self.features is not None:
+            return memory + self.features(n_id)
+        return memory
 
     def embed(self, nodes: Tensor) -> tuple[Tensor, Tensor]:
-        """Embeddings of ``nodes`` (and their sampled neighbours), and the node -> row map into them."""
+        """Embeddings of ``nodes`` (and their sampled neighbours), and the node -> row map into them.
+
+        A node of ``nodes`` attends over its own most recent neighbours only, so its embedding is the same whichever
+        other nodes are embedded with it: a batch of queries is embedded at once, as one query at a time would be.
+        """
         n_id, edge_index, e_id = self._loader()(nodes)
         self._assoc[n_id] = torch.arange(n_id.numel(), device=n_id.device)
         memory, last_update = self.memory(n_id)
-        x = memory + self._node_features(n_id)
+        x = self._node_input(n_id, memory)
         rel_t = (last_update[edge_index[0]] - self.edges.t[e_id]).to(x.dtype)
-        edge_attr = torch.cat([self.memory.time_enc(rel_t), self.edges.weight(e_id.numel())], dim=-1)
+        edge_attr = torch.cat([self.memory.time_enc(rel_t), self.edges.msg(e_id)], dim=-1)
         return self.conv(x, edge_index, edge_attr), self._assoc
 
     def observe(self, t: int, src: Tensor, dst: Tensor) -> None:
+        """Take snapshot ``t``'s edges into the history (every event at time ``t``, constant-1 messages)."""
         if src.numel() == 0:
             return
-        when = torch.full_like(src, t)
-        self.memory.update_state(src, dst, when, self.edges.weight(src.numel()))
+        self.observe_events(src, dst, torch.full_like(src, t), self.edges.msg(src))
+
+    def observe_events(self, src: Tensor, dst: Tensor, t: Tensor, msg: Tensor) -> None:
+        """Take a batch of events into the history: the memory's messages and the neighbour lists (in row order, so
+        the loader's event ids stay row indices)."""
+        if src.numel() == 0:
+            return
+        self.memory.update_state(src, dst, t, msg)
         self._loader().insert(src, dst)
 
     def after_step(self) -> None:
@@ -267,8 +359,16 @@ class TGNNet(nn.Module):
 
 
 def build(model: str, num_nodes: int, settings: dict[str, Any], edges: SnapshotEdges) -> GCLSTMNet | TGNNet:
-    """The network ``model`` (``gclstm`` or ``tgn``) with the resolved ``settings``, on the CPU."""
+    """The network ``model`` (``gclstm`` or ``tgn``) with the resolved ``settings``, on the CPU, as T-GRAB builds it."""
     if model == "gclstm":
         return GCLSTMNet(num_nodes, settings["channels"], settings["K"], settings["decoder_dropout"], edges)
     return TGNNet(num_nodes, settings["memory_dim"], settings["time_dim"], settings["embedding_dim"],
                   settings["heads"], settings["neighbors"], settings["dropout"], settings["decoder_dropout"], edges)
+
+
+def build_tgb_tgn(num_nodes: int, settings: dict[str, Any], edges: EventRows) -> TGNNet:
+    """TGN as TGB's ``tgn.py`` builds it (no node features, TGB's decoder), with the resolved ``settings``, on the
+    CPU."""
+    return TGNNet(num_nodes, settings["memory_dim"], settings["time_dim"], settings["embedding_dim"],
+                  settings["heads"], settings["neighbors"], settings["dropout"], 0.0, edges, node_features="none",
+                  decoder="sum")

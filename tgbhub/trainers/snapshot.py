@@ -67,6 +67,9 @@ PairScorer: TypeAlias = "Callable[[Tensor, Tensor], Tensor]"
 
 TASK_TYPES = ("snapshot-link-prediction", "one-vs-many-ranking")
 MODEL_NAMES = ("gclstm", "tgn")
+#: registered by :mod:`tgbhub.trainers.events` instead, whose trainer picks this module's protocol on a dataset with
+#: snapshots and TGB's event protocol on one with continuous time (a task type says nothing about time)
+DISPATCHED = (("one-vs-many-ranking", "tgn"),)
 #: T-GRAB's training protocol: the paper's stated settings (App. D.2) and what its code does
 PROTOCOL = {"lr": 1e-4, "epochs": 100_000, "patience": 100, "negatives_per_positive": 1, "eval_every": 1}
 #: each model's sizes as T-GRAB's scripts set them; ``None`` resolves per dataset (see :func:`resolve_sizes`)
@@ -236,23 +239,34 @@ class RankQueries:
         negs = score(src.repeat_interleave(neg.shape[1]), neg.reshape(-1)).reshape(neg.shape)
         self.pos_scores.append(pos)
         self.neg_scores.append(negs)
-        valid = self.valid[rows]
-        above = ((negs > pos[:, None]) & valid).sum(1) + ((negs >= pos[:, None]) & valid).sum(1)
-        self.rr_sum += (1.0 / (1.0 + above.double() / 2.0)).sum()
+        self.rr_sum += reciprocal_ranks(pos, negs, self.valid[rows]).sum()
 
     def metric(self) -> tuple[str, float]:
         """``("mrr", mean reciprocal rank over the split's queries)``."""
         return "mrr", float(self.rr_sum) / max(len(self.src), 1)
 
     def submission(self, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str) -> dict[str, Column]:
-        torch = self.torch
-        width = self.neg.shape[1]
-        pos = (torch.cat(self.pos_scores) if self.pos_scores else torch.zeros(0)).float().cpu().numpy()
-        neg = (torch.cat(self.neg_scores) if self.neg_scores else torch.zeros(0, width)).float().cpu().numpy()
-        back = np.empty_like(self.order)
-        back[self.order] = np.arange(len(self.order))  # sorted position of each query
-        return {"query": np.arange(len(self.order), dtype=np.int64), "pos_score": pos[back],
-                "neg_scores": list_column(neg[back], self.count)}
+        return ranking_submission(self.torch, self.pos_scores, self.neg_scores, self.order, self.count,
+                                  self.neg.shape[1])
+
+
+def reciprocal_ranks(pos: Tensor, negs: Tensor, valid: Tensor) -> Tensor:
+    """Each query's reciprocal rank (float64) by TGB's average-tie rule: ``1 / (1 + (#neg > pos + #neg >= pos) / 2)``
+    over its real negatives (``valid``), as the ranking evaluator counts it."""
+    above = ((negs > pos[:, None]) & valid).sum(1) + ((negs >= pos[:, None]) & valid).sum(1)
+    return 1.0 / (1.0 + above.double() / 2.0)
+
+
+def ranking_submission(torch: ModuleType, pos_scores: list[Tensor], neg_scores: list[Tensor], order: np.ndarray,
+                       count: np.ndarray, width: int) -> dict[str, Column]:
+    """A ranking submission (``query, pos_score, neg_scores``) from scores collected in ``order`` (the query ids in
+    the order they were scored), each query's list cut to its ``count`` real negatives."""
+    pos = (torch.cat(pos_scores) if pos_scores else torch.zeros(0)).float().cpu().numpy()
+    neg = (torch.cat(neg_scores) if neg_scores else torch.zeros(0, width)).float().cpu().numpy()
+    back = np.empty_like(order)
+    back[order] = np.arange(len(order))  # scored position of each query
+    return {"query": np.arange(len(order), dtype=np.int64), "pos_score": pos[back],
+            "neg_scores": list_column(neg[back], count)}
 
 
 # -------------------------------------------------------------------------------------------------------- trainer
@@ -306,8 +320,10 @@ class SnapshotTrainer:
                                        f"{task.get('type')!r} (task {task.get('name')!r}); make one with "
                                        "tgbhub.trainers.make_trainer(task, model, config)")
         if dataset.snapshot_splits is None or dataset.num_snapshots is None:
+            other = ("; or train tgn, which trains on batches of events there (TGB's protocol)"
+                     if self.task_type == "one-vs-many-ranking" and self.model_name != "tgn" else "")
             raise UnsupportedTaskError(f"{self.model_name} trains on snapshots, and {dataset.name}@{dataset.version} "
-                                       "has continuous time (no snapshot_splits); use a discrete-time dataset")
+                                       f"has continuous time (no snapshot_splits); use a discrete-time dataset{other}")
 
     def _prepare(self, dataset: TemporalGraphDataset, task: Mapping[str, Any]) -> dict[str, Any]:
         """Resolve the settings for ``dataset``, put its rows on the device and build the network there."""
@@ -571,4 +587,5 @@ def _register(task_type: str, name: str) -> None:
 
 for _task_type in TASK_TYPES:
     for _name in MODEL_NAMES:
-        _register(_task_type, _name)
+        if (_task_type, _name) not in DISPATCHED:
+            _register(_task_type, _name)

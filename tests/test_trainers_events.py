@@ -1,0 +1,233 @@
+"""TGN on continuous time by TGB's protocol (tgbhub.trainers.events), on a tiny tgbl-wiki release in TGB's format,
+imported into a temporary cache: batches of events, one-vs-many ranking against the task's own negatives, early
+stopping on val MRR, records that verify, bit-reproducibility, and batched evaluation equal to TGB's per-query loop.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_geometric")
+
+import tgbhub  # noqa: E402
+from tests import tgb_formats as formats  # noqa: E402
+from tgbhub import api, cli  # noqa: E402
+from tgbhub.errors import IntegrityError, InvalidNameError, UnsupportedTaskError  # noqa: E402
+from tgbhub.local.imports import import_tgb  # noqa: E402
+from tgbhub.trainers import TrainConfig, load_checkpoint, make_trainer, save_checkpoint  # noqa: E402
+from tgbhub.trainers.events import EventTrainer, TGNRankingTrainer, batch_grid, query_rows, score_queries  # noqa: E402
+from tgbhub.trainers.snapshot import SnapshotTrainer  # noqa: E402
+
+NAME = "tgb/tgbl-wiki"
+TINY = {"memory_dim": 8, "time_dim": 8, "embedding_dim": 8}
+SMOKE = {"epochs": 2, "progress": False, "device": "cpu"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    # tiny kernels: a second OpenMP thread mostly waits on a shared machine; the caller's setting is given back
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory):
+    """A 1,000-event tgbl-wiki release (4 edge features, about 60 negatives a query), imported into a fresh cache."""
+    folder = tmp_path_factory.mktemp("tgbl")
+    files = formats.write_tgbl(folder / "files", "tgbl-wiki", n_edges=1000, seed=0, feat_dim=4)
+    zipped = formats.zip_dataset(files, folder / "zips")
+    truth = files.truth
+    shifted = truth["dst"] + truth["src"].max() + 1  # py-tgb's ids: items after users
+    stats = {"num_nodes": int(len(np.union1d(truth["src"], shifted))), "num_edges": len(truth["src"]),
+             "edge_feat_dim": 4}
+    import_tgb("tgbl-wiki", zipped, cache_dir=folder / "cache", expected_stats=stats)
+    return folder / "cache"
+
+
+@pytest.fixture(scope="module")
+def wiki(cache):
+    return tgbhub.load_dataset(NAME, cache_dir=cache, offline=True)
+
+
+@pytest.fixture(scope="module")
+def fitted(wiki) -> dict:
+    """Fits shared by the tests: ``(seed, settings) -> (trainer, report)``, each made once."""
+    made: dict = {}
+
+    def fit(seed: int = 7, **settings):
+        key = (seed, tuple(sorted(settings.items())))
+        if key not in made:
+            task = wiki.manifest.task_named("ranking")
+            trainer = make_trainer(task, "tgn", TrainConfig(seed=seed, hparams=TINY, **{**SMOKE, **settings}),
+                                   dataset=wiki)
+            made[key] = trainer, trainer.fit(wiki, task)
+        return made[key]
+
+    return fit
+
+
+def _grade(dataset, submission, split: str) -> dict:
+    return api.get_evaluator(dataset, "ranking").evaluate(submission, split=split)["metrics"]
+
+
+def _flat(submission) -> np.ndarray:
+    return np.concatenate([np.asarray(submission["pos_score"]), np.asarray(submission["neg_scores"].flatten())])
+
+
+def test_tgn_on_a_ranking_task_takes_the_protocol_of_the_datasets_time(wiki, tmp_path):
+    task = wiki.manifest.task_named("ranking")
+    bound = make_trainer(task, "tgn", TrainConfig(), dataset=wiki)
+    assert isinstance(bound, TGNRankingTrainer) and isinstance(bound.protocol, EventTrainer)
+    settings = bound.hyperparameters()
+    assert settings["model"] == {"memory_dim": 100, "time_dim": 100, "embedding_dim": 100, "heads": 2,
+                                 "neighbors": 10, "dropout": 0.1}  # TGB's tgn.py
+    assert (settings["lr"], settings["epochs"], settings["patience"], settings["batch_size"]) == (1e-4, 50, 5, 200)
+    pdet = tgbhub.load_dataset("t-grab/pdet-4-1", cache_dir=tmp_path)
+    snapshots = make_trainer(pdet.manifest.task_named("ranking"), "tgn", TrainConfig(), dataset=pdet)
+    assert isinstance(snapshots.protocol, SnapshotTrainer)  # T-GRAB's protocol on a dataset with snapshots
+    with pytest.raises(UnsupportedTaskError, match="has snapshots"):
+        EventTrainer(TrainConfig(device="cpu")).fit(pdet, pdet.manifest.task_named("ranking"))
+
+
+def test_the_batches_start_at_every_split(wiki):
+    grid = batch_grid(wiki, 200)
+    assert grid == [0, 200, 400, 600, 700, 850, 1000]  # train 0..700, val 700..850, test 850..1000
+    assert batch_grid(wiki, 1000) == [0, 700, 850, 1000]
+
+
+def test_fit_predict_grade_and_restore(wiki, fitted, tmp_path):
+    task = wiki.manifest.task_named("ranking")
+    trainer, report = fitted()
+    assert report.epochs_run == 2 == len(report.history) and report.device == "cpu"
+    assert report.val_metric == "mrr" and report.higher_is_better
+    assert report.best_val == max(h["val_mrr"] for h in report.history)
+    assert all(np.isfinite(h["train_loss"]) and h["train_loss"] > 0 for h in report.history)
+    # the score fit selected by is what the evaluator gives predict("val"): the best epoch's history, streamed again
+    val = trainer.predict(wiki, task, "val")
+    assert _grade(wiki, val, "val")["mrr"] == pytest.approx(report.best_val, rel=1e-9, abs=1e-12)
+    test = trainer.predict(wiki, task, "test")
+    assert len(test["query"]) == len(wiki.negatives("test"))
+    metrics = _grade(wiki, test, "test")
+    assert all(np.isfinite(v) and 0 <= v <= 1 for v in metrics.values())
+    path = save_checkpoint(tmp_path / "model.pt", trainer, config=trainer.config, dataset=wiki, task=task,
+                           report=report)
+    restored = load_checkpoint(path, wiki).trainer
+    assert np.array_equal(_flat(restored.predict(wiki, task, "test")), _flat(test))
+    assert np.array_equal(_flat(restored.predict(wiki, task, "val")), _flat(val))  # back to an earlier split
+
+
+def test_same_seed_is_bit_identical_on_cpu_and_another_seed_is_not(wiki, fitted):
+    task = wiki.manifest.task_named("ranking")
+    torch.manual_seed(123)
+    caller = torch.rand(3)
+    torch.manual_seed(123)
+    first_trainer, first_report = fitted(seed=3, epochs=1)
+    first = _flat(first_trainer.predict(wiki, task, "test"))
+    assert torch.equal(torch.rand(3), caller)  # fit and predict leave the caller's RNG alone
+    again = make_trainer(task, "tgn", TrainConfig(seed=3, hparams=TINY, **{**SMOKE, "epochs": 1}), dataset=wiki)
+    report = again.fit(wiki, task)
+    assert [h["train_loss"] for h in report.history] == [h["train_loss"] for h in first_report.history]
+    assert np.array_equal(_flat(again.predict(wiki, task, "test")), first)
+    other, _ = fitted(seed=4, epochs=1)
+    assert not np.array_equal(_flat(other.predict(wiki, task, "test")), first)
+
+
+def test_a_batch_of_queries_scores_as_tgbs_loop_over_single_queries(wiki, fitted):
+    trainer, _ = fitted()
+    protocol = trainer.protocol
+    module = protocol.module
+    start = wiki.splits["test"][0]
+    protocol._seek(start)
+    negatives = wiki.negatives("test")
+    first = np.flatnonzero(query_rows(wiki, negatives, *wiki.splits["test"]) < start + 200)  # the first batch
+    src = torch.as_tensor(np.asarray(negatives.src, dtype=np.int64)[first])
+    dst = torch.as_tensor(np.asarray(negatives.dst, dtype=np.int64)[first])
+    matrix = np.asarray(negatives.negatives)[first]
+    neg, valid = torch.as_tensor(np.maximum(matrix, 0).astype(np.int64)), torch.as_tensor(matrix >= 0)
+    with torch.no_grad():
+        pos, negs = score_queries(torch, module, src, dst, neg, valid)
+        for i in range(len(first)):  # TGB's test loop: one query, its own subgraph, at a time
+            count = int(negatives.count[first[i]])
+            query_src = src[i].repeat(1 + count)
+            query_dst = torch.cat([dst[i:i + 1], neg[i, :count]])
+            z, assoc = module.embed(torch.unique(torch.cat([query_src, query_dst])))
+            alone = module.decoder(z[assoc[query_src]], z[assoc[query_dst]])
+            torch.testing.assert_close(alone[0], pos[i], rtol=1e-5, atol=1e-6)
+            torch.testing.assert_close(alone[1:], negs[i, :count], rtol=1e-5, atol=1e-6)
+    submitted = trainer.predict(wiki, wiki.manifest.task_named("ranking"), "test")
+    assert np.array_equal(np.asarray(submitted["pos_score"])[first], pos.numpy())
+
+
+def test_queries_find_the_first_row_of_their_edge():
+    rows = types.SimpleNamespace(t=np.array([5, 7, 7, 7, 9]), src=np.array([0, 1, 1, 2, 0]),
+                                 dst=np.array([3, 4, 4, 3, 4]), num_nodes=5, name="x", version="1")
+
+    def negatives(t, src, dst):
+        return types.SimpleNamespace(t=np.array(t), src=np.array(src), dst=np.array(dst), file="neg", split="val")
+
+    # one query per row, in row order: the rows themselves
+    assert query_rows(rows, negatives([7, 7], [1, 2], [4, 3]), 2, 4).tolist() == [2, 3]
+    # a repeated edge has one query (TGB's key); queries in any order
+    assert query_rows(rows, negatives([9, 7, 7], [0, 2, 1], [4, 3, 4]), 1, 5).tolist() == [4, 3, 1]
+    with pytest.raises(IntegrityError, match="first query 0"):
+        query_rows(rows, negatives([8], [0], [4]), 1, 5)
+
+
+def test_tgn_learns_above_random_and_above_its_untrained_self(wiki):
+    task = wiki.manifest.task_named("ranking")
+    sizes = {"memory_dim": 16, "time_dim": 16, "embedding_dim": 16}
+
+    def run(lr: float, epochs: int) -> tuple[float, float]:
+        config = TrainConfig(seed=1, hparams=sizes, lr=lr, batch_size=50, epochs=epochs, patience=epochs,
+                             progress=False, device="cpu")
+        trainer = make_trainer(task, "tgn", config, dataset=wiki)
+        report = trainer.fit(wiki, task)
+        return report.best_val, _grade(wiki, trainer.predict(wiki, task, "test"), "test")["mrr"]
+
+    count = np.asarray(wiki.negatives("val").count)
+    # random scores: the positive's rank is uniform over 1..count+1, E[1/rank] = H(count+1)/(count+1) (about 0.08)
+    random_mrr = float(np.mean([np.sum(1.0 / np.arange(1, c + 2)) / (c + 1) for c in count]))
+    val, test = run(1e-2, 8)
+    untrained_val, untrained_test = run(1e-7, 1)  # the same initial weights, barely moved
+    assert val > 1.5 * random_mrr and val > untrained_val
+    assert test > 1.5 * random_mrr and test > untrained_test
+
+
+def test_wrong_settings_and_calls_say_what_to_do(wiki):
+    task = wiki.manifest.task_named("ranking")
+    with pytest.raises(InvalidNameError, match="divisible by heads"):
+        make_trainer(task, "tgn", TrainConfig(hparams={"embedding_dim": 9}), dataset=wiki).hyperparameters()
+    with pytest.raises(InvalidNameError, match="no hyper-parameter 'channels'"):
+        make_trainer(task, "tgn", TrainConfig(hparams={"channels": 9}), dataset=wiki).hyperparameters()
+    with pytest.raises(InvalidNameError, match="compile or amp"):
+        make_trainer(task, "tgn", TrainConfig(amp=True), dataset=wiki).hyperparameters()
+    with pytest.raises(InvalidNameError, match="no weights yet"):
+        make_trainer(task, "tgn", TrainConfig(), dataset=wiki).predict(wiki, task, "test")
+    with pytest.raises(UnsupportedTaskError, match="continuous time"):
+        make_trainer(task, "gclstm", TrainConfig(device="cpu")).fit(wiki, task)
+
+
+def test_train_and_the_cli_write_a_record_that_verifies(cache, tmp_path, capsys):
+    result = tgbhub.train("tgn", NAME, seed=5, cache_dir=cache, out=tmp_path / "api", hparams=TINY, **SMOKE)
+    assert result["task"] == "ranking" and result["split"] == "test" and result["epochs_run"] == 2
+    assert result["hyperparameters"]["protocol"] == "tgb events" and "mrr" in result["metrics"]
+    written = json.loads((tmp_path / "api" / "result.json").read_text())
+    assert written["metrics"] == result["metrics"] and (tmp_path / "api" / "model.pt").is_file()
+
+    out, record = tmp_path / "cli", tmp_path / "record.json"
+    code = cli.main(["--offline", "--cache-dir", str(cache), "train", "tgn", NAME, "--seed", "5", "--device", "cpu",
+                     "--epochs", "2", "--out", str(out), "--record", str(record), "--json",
+                     *[f"--hparam={k}={v}" for k, v in TINY.items()]])
+    assert code == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["metrics"] == result["metrics"]  # the same seed through the API and the command line
+    assert cli.main(["--offline", "--cache-dir", str(cache), "verify-result", str(record),
+                     str(out / "submission.parquet")]) == 0
+    assert cli.main(["--offline", "--cache-dir", str(cache), "train", "tgn", NAME, "--batch-size", "0"]) != 0

@@ -107,3 +107,15 @@ def use_registry(monkeypatch: pytest.MonkeyPatch, hub_registry: Registry) -> Reg
 
     monkeypatch.setattr(tgbhub.api, "_REGISTRY", hub_registry)
     return hub_registry
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread() -> Iterator[None]:
+    """torch on one thread for a module of tiny models: their many small kernels leave OpenMP's second thread mostly
+    waiting on a shared 2-core machine (up to 10x slower); the caller's setting is given back."""
+    import torch  # the train extra: only the modules that train import it
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -19,14 +19,7 @@ TINY = {"dlinear": {}, "lstm": {"hidden": 16, "layers": 2, "dropout": 0.0},
                           "end_channels": 16, "embed_dim": 4, "dropout": 0.0}}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tensors here are tiny: extra intra-op threads only add synchronisation, and on a busy machine OpenMP's
-    waiting threads slow these tests several-fold. The caller's setting is restored afterwards."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def build(name: str, nodes: int, seed: int = 0, **overrides):

@@ -28,13 +28,7 @@ TINY = {"memory_dim": 8, "time_dim": 8, "embedding_dim": 8}
 SMOKE = {"epochs": 2, "progress": False, "device": "cpu"}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    # tiny kernels: a second OpenMP thread mostly waits on a shared machine; the caller's setting is given back
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -27,14 +27,7 @@ TINY = {"gclstm": {"channels": 8}, "tgn": {"memory_dim": 8, "time_dim": 8, "embe
 SMOKE = {"epochs": 2, "limit_batches": 12, "progress": False, "device": "cpu"}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    # The models run many tiny kernels per snapshot; on a shared 2-core machine OpenMP's second thread mostly waits
-    # (10x slower here), so the module runs single-threaded and gives the caller its setting back.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

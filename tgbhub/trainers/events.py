@@ -50,8 +50,9 @@ import numpy as np
 from tgbhub.errors import IntegrityError, InvalidNameError, NotFittedError, UnsupportedTaskError
 from tgbhub.progress import Steps
 from tgbhub.trainers.base import FitReport, TrainConfig, checked_hparams, register_trainer
-from tgbhub.trainers.snapshot import SnapshotTrainer, ranking_submission, reciprocal_ranks
-from tgbhub.trainers.torchutil import isolated_rng, require_torch, resolve_device
+from tgbhub.trainers.history import HistoryTrainer
+from tgbhub.trainers.snapshot import RankingQueries, SnapshotTrainer
+from tgbhub.trainers.torchutil import require_torch, resolve_device
 
 if TYPE_CHECKING:
     import torch
@@ -157,40 +158,19 @@ def score_queries(torch: ModuleType, module: TGNNet, src: Tensor, dst: Tensor, n
     return pos, torch.cat(parts) if parts else z.new_zeros(0, q)
 
 
-class EventQueries:
+class EventQueries(RankingQueries):
     """A ranking task's queries on one split of a continuous-time dataset: each query's positive and its
-    pre-generated negatives are scored in the batch of its row, from the history before that batch; the reciprocal
-    rank (TGB's average-tie rule) is summed on the way."""
-
-    #: the queries (sorted by row), their negatives and which of those are real, on the device; the running sum
-    src: Tensor
-    dst: Tensor
-    neg: Tensor
-    valid: Tensor
-    rr_sum: Tensor
+    pre-generated negatives are scored in the batch of its row, from the history before that batch."""
 
     def __init__(self, torch: ModuleType, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str,
                  device: torch.device | None) -> None:
-        self.torch = torch
         negatives = dataset.negatives(split, task=task.get("name"))
         lo, hi = dataset.splits[split]
         rows = query_rows(dataset, negatives, int(lo), int(hi))
-        order = np.argsort(rows, kind="stable")  # queries by row; answers go back to query order at the end
-        self.order, self.rows = order, rows[order]
-        self.src = torch.as_tensor(np.asarray(negatives.src, dtype=np.int64)[order], device=device)
-        self.dst = torch.as_tensor(np.asarray(negatives.dst, dtype=np.int64)[order], device=device)
-        matrix = np.asarray(negatives.negatives)[order]
-        self.count = np.asarray(negatives.count)
+        order = np.argsort(rows, kind="stable")  # queries by row
+        self.rows = rows[order]
         # int32 as stored (half the device memory of int64 on a large split); a batch's slice is widened to index
-        self.neg = torch.as_tensor(np.maximum(matrix, 0).astype(np.int32), device=device)
-        self.valid = torch.as_tensor(matrix >= 0, device=device)
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget collected scores (the queries stay on the device for the next pass)."""
-        self.pos_scores: list[Tensor] = []
-        self.neg_scores: list[Tensor] = []
-        self.rr_sum = self.torch.zeros((), dtype=self.torch.float64, device=self.src.device)
+        super().__init__(torch, negatives, order, device, np.int32)
 
     def within(self, lo: int, hi: int) -> slice:
         """The (sorted) queries whose row is in ``[lo, hi)``."""
@@ -201,39 +181,22 @@ class EventQueries:
         """Score ``queries`` from the module's current history; add their reciprocal ranks."""
         pos, negs = score_queries(self.torch, module, self.src[queries], self.dst[queries], self.neg[queries].long(),
                                   self.valid[queries])
-        self.pos_scores.append(pos)
-        self.neg_scores.append(negs)
-        self.rr_sum += reciprocal_ranks(pos, negs, self.valid[queries]).sum()
-
-    def metric(self) -> tuple[str, float]:
-        """``("mrr", mean reciprocal rank over the split's queries)``."""
-        return "mrr", float(self.rr_sum) / max(len(self.rows), 1)
-
-    def submission(self) -> dict[str, Column]:
-        return ranking_submission(self.torch, self.pos_scores, self.neg_scores, self.order, self.count,
-                                  int(self.neg.shape[1]))
+        self._add(pos, negs, self.valid[queries])
 
 
-class EventTrainer:
-    """TGN trained and evaluated by TGB's protocol on a continuous-time dataset. The constructor does no I/O."""
+class EventTrainer(HistoryTrainer):
+    """TGN trained and evaluated by TGB's protocol on a continuous-time dataset; a unit of history is an event row,
+    observed in the batches of :func:`batch_grid`. The constructor does no I/O."""
 
     model_name = MODEL_NAME
     task_type = TASK_TYPE
 
     def __init__(self, config: TrainConfig) -> None:
-        self.config = config
-        #: the network, built by :meth:`fit` or :meth:`restore`
-        self.module: TGNNet | None = None
-        self.device: torch.device | None = None
+        super().__init__(config)
         #: the events of the dataset on the device, that dataset, and the batch boundaries of every pass
         self.events: EventRows | None = None
         self._events_of: TemporalGraphDataset | None = None
         self._grid: list[int] = [0]
-        self._digest: str | None = None
-        #: history states kept for prediction: first row not yet observed -> state (``None``: empty history)
-        self._boundaries: dict[int, dict[str, Any] | None] = {0: None}
-        #: the row the module's live history is at (``None``: not a usable position, seek a boundary)
-        self._position: int | None = None
 
     # ------------------------------------------------------------------------------------------------ settings
 
@@ -297,11 +260,6 @@ class EventTrainer:
         if self.module is not None:
             self.module.edges = self.events
 
-    def _network(self) -> TGNNet:
-        if self.module is None:
-            raise NotFittedError(f"{self.model_name} has no network yet: call fit(...) or restore(...) first")
-        return self.module
-
     def _events(self) -> EventRows:
         if self.events is None:
             raise NotFittedError(f"{self.model_name} has no data on the device yet: call fit(...) or restore(...) "
@@ -315,28 +273,15 @@ class EventTrainer:
 
     # -------------------------------------------------------------------------------------------------- fitting
 
-    def fit(self, dataset: TemporalGraphDataset, task: Mapping[str, Any]) -> FitReport:
-        """Train on the train split by TGB's protocol, select the epoch with the best validation MRR, keep its weights
-        and its history states at the start and end of val. ``history`` has ``train_loss`` (the mean batch loss),
-        ``val_mrr`` and ``seconds`` per epoch.
-
-        Raises:
-            MissingExtraError: without torch (the ``train`` extra).
-            InvalidNameError: for an invalid hyper-parameter or an unusable device; if the dataset has no train or
-                val split.
-            UnsupportedTaskError: for a task of another type, a dataset with snapshots, or fractional times.
-        """
-        require_torch(f"training {self.model_name}")
-        started = time.perf_counter()
-        with isolated_rng(self.config.seed, resolve_device(self.config.device)):
-            settings = self._prepare(dataset, task)
-            report = FitReport(device=str(self.device), val_metric="mrr", higher_is_better=True)
-            self._epochs(dataset, task, settings, report)
-        report.train_seconds = time.perf_counter() - started
-        return report
+    def _new_report(self) -> FitReport:
+        """An empty report: validation MRR, higher is better."""
+        return FitReport(device=str(self.device), val_metric="mrr", higher_is_better=True)
 
     def _epochs(self, dataset: TemporalGraphDataset, task: Mapping[str, Any], settings: Mapping[str, Any],
                 report: FitReport) -> None:
+        """TGB's protocol: train on the train split, select the epoch with the best validation MRR, keep its weights
+        and its history states at the start and end of val. ``history`` has ``train_loss`` (the mean batch loss),
+        ``val_mrr`` and ``seconds`` per epoch."""
         torch = require_torch(f"training {self.model_name}")
         module = self._network()
         optimiser = torch.optim.Adam(module.parameters(), lr=settings["lr"])
@@ -415,26 +360,13 @@ class EventTrainer:
 
     # ------------------------------------------------------------------------------------------------ streaming
 
-    def _seek(self, target: int) -> dict[str, Any]:
-        """Bring the module's history (in eval mode) to "every row before ``target`` observed"; returns that state.
-        Resumes from the live history when it is not past ``target``, else from the latest kept boundary at or
-        before it, and observes the batches in between without scoring them."""
+    def _observe(self, start: int, stop: int) -> None:
+        """Observe the batches of rows ``[start, stop)`` without scoring them."""
         torch = require_torch("predicting")
         module, events = self._network(), self._events()
-        module.eval()  # first: TGN's memory flushes its pending messages when it leaves training mode
-        position = self._position
-        if position is None or position > target:
-            position = max(b for b in self._boundaries if b <= target)
-            state = self._boundaries[position]
-            if state is None:
-                module.reset_history()
-            else:
-                module.load_history(state)
         with torch.no_grad():
-            for lo, hi in self._batches(position, target):
+            for lo, hi in self._batches(start, stop):
                 module.observe_events(*events.batch(lo, hi))
-        self._position = target
-        return module.history()
 
     def _stream(self, torch: ModuleType, queries: EventQueries, start: int, stop: int) -> None:
         """Score each batch of ``[start, stop)``'s queries from the history before the batch, then observe it."""
@@ -449,62 +381,15 @@ class EventTrainer:
 
     # ------------------------------------------------------------------------------------------------ predicting
 
-    def predict(self, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str) -> dict[str, Column]:
-        """The submission for ``split``: ``query, pos_score, neg_scores`` (logits), one row per query of the split's
-        negatives file.
-
-        Raises:
-            MissingExtraError: without torch.
-            InvalidNameError: before :meth:`fit` or :meth:`restore` (no weights yet); for an unknown split.
-            IntegrityError: for a dataset other than the one the model was fitted on (its content digest differs).
-            UnsupportedTaskError: for a task of another type or a dataset with snapshots.
-        """
-        torch = require_torch(f"predicting with {self.model_name}")
-        if self.module is None:
-            raise InvalidNameError(f"{self.model_name} has no weights yet: call fit(dataset, task) or load a "
-                                   "checkpoint first")
-        self._check(dataset, task)
-        if dataset.digest != self._digest:
-            # the kept history states are states of the data the model was fitted on
-            raise IntegrityError(f"{self.model_name} predicting {dataset.name}@{dataset.version}",
-                                 f"the data it was fitted on (content digest {self._digest})",
-                                 f"content digest {dataset.digest}",
-                                 "Predict on the dataset the model was fitted on, or fit it on this one")
-        if split not in dataset.splits:
-            raise InvalidNameError(f"{dataset.name}@{dataset.version} has no split {split!r}; its splits are "
-                                   f"{', '.join(dataset.splits)}")
-        with isolated_rng(self.config.seed, self.device):
-            self._load_events(dataset, self.hyperparameters()["batch_size"])
-            queries = EventQueries(torch, dataset, task, split, self.device)
-            start, stop = (int(b) for b in dataset.splits[split])
-            self._seek(start)
-            self._stream(torch, queries, start, stop)
-        return queries.submission()
-
-    # ---------------------------------------------------------------------------------------------- checkpoints
-
-    def state(self) -> dict[str, Any]:
-        """The weights and the kept history states (CPU tensors and ints): what :meth:`predict` resumes from."""
-        def cpu(state: dict[str, Any]) -> dict[str, Any]:
-            return {k: (v.detach().cpu() if hasattr(v, "detach") else v) for k, v in state.items()}
-
-        return {"weights": {k: v.detach().cpu() for k, v in self._network().state_dict().items()},
-                "boundaries": [{"t": int(t), "history": cpu(s)} for t, s in sorted(self._boundaries.items())
-                               if s is not None]}
-
-    def restore(self, state: Mapping[str, Any], dataset: TemporalGraphDataset, task: Mapping[str, Any]) -> None:
-        """Rebuild the network for ``dataset`` on the configured device and load ``state``.
-
-        Raises:
-            MissingExtraError: without torch.
-            InvalidNameError: for an invalid hyper-parameter or device.
-            UnsupportedTaskError: for a task of another type or a dataset with snapshots.
-        """
-        require_torch(f"loading {self.model_name}")
-        self._prepare(dataset, task)
-        self._network().load_state_dict(state["weights"])
-        self._boundaries = {0: None, **{int(b["t"]): dict(b["history"]) for b in state["boundaries"]}}
-        self._position = None
+    def _predict(self, torch: ModuleType, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str
+                 ) -> dict[str, Column]:
+        """``query, pos_score, neg_scores`` (logits), one row per query of the split's negatives file."""
+        self._load_events(dataset, self.hyperparameters()["batch_size"])
+        queries = EventQueries(torch, dataset, task, split, self.device)
+        start, stop = (int(b) for b in dataset.splits[split])
+        self._seek(start)
+        self._stream(torch, queries, start, stop)
+        return queries.ranked()
 
 
 class TGNRankingTrainer:

@@ -44,11 +44,12 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 
 from tgbhub.baselines.memory import list_column, snapshot_queries
-from tgbhub.errors import IntegrityError, InvalidNameError, NotFittedError, UnsupportedTaskError
+from tgbhub.errors import InvalidNameError, NotFittedError, UnsupportedTaskError
 from tgbhub.progress import Steps
 from tgbhub.tasks.declared import candidate_pairs, graded_snapshots
 from tgbhub.trainers.base import FitReport, TrainConfig, checked_hparams, register_trainer
-from tgbhub.trainers.torchutil import isolated_rng, require_torch, resolve_device
+from tgbhub.trainers.history import History, HistoryTrainer
+from tgbhub.trainers.torchutil import require_torch, resolve_device
 
 if TYPE_CHECKING:
     import torch
@@ -56,12 +57,11 @@ if TYPE_CHECKING:
 
     from tgbhub.baselines.registry import Column
     from tgbhub.data import TemporalGraphDataset
+    from tgbhub.data.temporal_graph import Negatives
     from tgbhub.trainers.graph_models import GCLSTMNet, SnapshotEdges, TGNNet
 
 #: the network a snapshot trainer streams with (:mod:`tgbhub.trainers.graph_models`)
 Network: TypeAlias = "GCLSTMNet | TGNNet"
-#: a network's history state at a snapshot boundary: its own record of tensors and ints (``Network.history()``)
-History: TypeAlias = "dict[str, Any]"
 #: scores a batch of pairs ``(src, dst)`` from the current embeddings
 PairScorer: TypeAlias = "Callable[[Tensor, Tensor], Tensor]"
 
@@ -186,33 +186,28 @@ class PairQueries:
         return {**keys, "score": scores.float().cpu().numpy()}
 
 
-class RankQueries:
-    """A ranking task's queries on one split (its pre-generated negatives): each query's positive and negatives are
-    scored at its snapshot; the reciprocal rank (TGB's average-tie rule) is summed on the way."""
+class RankingQueries:
+    """A ranking task's queries on one split, on the device in ``order``: positives, their pre-generated negatives
+    (padded; ``valid`` says which are real) and the reciprocal rank (TGB's average-tie rule) summed on the way. A
+    subclass says when each query is scored."""
 
-    #: the queries (sorted by snapshot), their negatives and which of those are real, on the device; the running sum
+    #: the queries (in ``order``), their negatives and which of those are real, on the device; the running sum
     src: Tensor
     dst: Tensor
     neg: Tensor
     valid: Tensor
     rr_sum: Tensor
 
-    def __init__(self, torch: ModuleType, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str,
-                 edges: SnapshotEdges) -> None:
+    def __init__(self, torch: ModuleType, negatives: Negatives, order: np.ndarray, device: torch.device | None,
+                 index_dtype: type[np.signedinteger[Any]]) -> None:
         self.torch = torch
-        negatives = dataset.negatives(split, task=task.get("name"))
-        device = edges.src.device
-        times = np.asarray(negatives.t, dtype=np.int64)
-        order = np.argsort(times, kind="stable")  # queries by snapshot; answers go back to query order at the end
-        self.order = order
+        self.order = order  # answers go back to the file's query order at the end
         self.src = torch.as_tensor(np.asarray(negatives.src, dtype=np.int64)[order], device=device)
         self.dst = torch.as_tensor(np.asarray(negatives.dst, dtype=np.int64)[order], device=device)
         matrix = np.asarray(negatives.negatives)[order]
         self.count = np.asarray(negatives.count)
-        self.neg = torch.as_tensor(np.maximum(matrix, 0).astype(np.int64), device=device)
+        self.neg = torch.as_tensor(np.maximum(matrix, 0).astype(index_dtype), device=device)
         self.valid = torch.as_tensor(matrix >= 0, device=device)
-        self.start, self.stop = _snapshot_range(dataset, split)
-        self.bounds = np.searchsorted(times[order], np.arange(self.start, self.stop + 1)).tolist()
         self.reset()
 
     def reset(self) -> None:
@@ -220,6 +215,35 @@ class RankQueries:
         self.pos_scores: list[Tensor] = []
         self.neg_scores: list[Tensor] = []
         self.rr_sum = self.torch.zeros((), dtype=self.torch.float64, device=self.src.device)
+
+    def _add(self, pos: Tensor, negs: Tensor, valid: Tensor) -> None:
+        """Keep a batch of queries' scores and add their reciprocal ranks."""
+        self.pos_scores.append(pos)
+        self.neg_scores.append(negs)
+        self.rr_sum += reciprocal_ranks(pos, negs, valid).sum()
+
+    def metric(self) -> tuple[str, float]:
+        """``("mrr", mean reciprocal rank over the split's queries)``."""
+        return "mrr", float(self.rr_sum) / max(len(self.src), 1)
+
+    def ranked(self) -> dict[str, Column]:
+        """The submission: ``query, pos_score, neg_scores`` in the negatives file's query order."""
+        return ranking_submission(self.torch, self.pos_scores, self.neg_scores, self.order, self.count,
+                                  int(self.neg.shape[1]))
+
+
+class RankQueries(RankingQueries):
+    """A ranking task's queries on one split of a dataset with snapshots: each query's positive and negatives are
+    scored at its snapshot."""
+
+    def __init__(self, torch: ModuleType, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str,
+                 edges: SnapshotEdges) -> None:
+        negatives = dataset.negatives(split, task=task.get("name"))
+        times = np.asarray(negatives.t, dtype=np.int64)
+        order = np.argsort(times, kind="stable")  # queries by snapshot
+        super().__init__(torch, negatives, order, edges.src.device, np.int64)
+        self.start, self.stop = _snapshot_range(dataset, split)
+        self.bounds = np.searchsorted(times[order], np.arange(self.start, self.stop + 1)).tolist()
 
     def graded(self, t: int) -> bool:
         return self.bounds[t - self.start + 1] > self.bounds[t - self.start]
@@ -237,17 +261,10 @@ class RankQueries:
         src, neg = self.src[rows], self.neg[rows]
         pos = score(src, self.dst[rows])
         negs = score(src.repeat_interleave(neg.shape[1]), neg.reshape(-1)).reshape(neg.shape)
-        self.pos_scores.append(pos)
-        self.neg_scores.append(negs)
-        self.rr_sum += reciprocal_ranks(pos, negs, self.valid[rows]).sum()
-
-    def metric(self) -> tuple[str, float]:
-        """``("mrr", mean reciprocal rank over the split's queries)``."""
-        return "mrr", float(self.rr_sum) / max(len(self.src), 1)
+        self._add(pos, negs, self.valid[rows])
 
     def submission(self, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str) -> dict[str, Column]:
-        return ranking_submission(self.torch, self.pos_scores, self.neg_scores, self.order, self.count,
-                                  self.neg.shape[1])
+        return self.ranked()
 
 
 def reciprocal_ranks(pos: Tensor, negs: Tensor, valid: Tensor) -> Tensor:
@@ -272,25 +289,18 @@ def ranking_submission(torch: ModuleType, pos_scores: list[Tensor], neg_scores: 
 # -------------------------------------------------------------------------------------------------------- trainer
 
 
-class SnapshotTrainer:
-    """One of T-GRAB's temporal-graph models (``gclstm``, ``tgn``) and its protocol. The constructor does no I/O."""
+class SnapshotTrainer(HistoryTrainer):
+    """One of T-GRAB's temporal-graph models (``gclstm``, ``tgn``) and its protocol; a unit of history is a
+    snapshot. The constructor does no I/O."""
 
     def __init__(self, model_name: str, task_type: str, config: TrainConfig) -> None:
         self.model_name = model_name
         self.task_type = task_type
-        self.config = config
-        #: the network, built by :meth:`fit` or :meth:`restore`
-        self.module: Network | None = None
-        self.device: torch.device | None = None
+        super().__init__(config)
         #: the rows of the dataset the network streams (:meth:`_load_edges`), and that dataset
         self.edges: SnapshotEdges | None = None
         self._edges_of: TemporalGraphDataset | None = None
-        self._digest: str | None = None
         self._num_nodes: int | None = None
-        #: history states kept for prediction: first snapshot not yet observed -> state (``None``: empty history)
-        self._boundaries: dict[int, History | None] = {0: None}
-        #: the snapshot the module's live history is at (``None``: not a usable position, seek a boundary)
-        self._position: int | None = None
 
     # ------------------------------------------------------------------------------------------------ settings
 
@@ -351,27 +361,15 @@ class SnapshotTrainer:
 
     # -------------------------------------------------------------------------------------------------- fitting
 
-    def fit(self, dataset: TemporalGraphDataset, task: Mapping[str, Any]) -> FitReport:
-        """Train on the train split (Algorithm 1), select the epoch with the best validation score, keep its weights
-        and its history states at the start and end of val. ``FitReport.best_val`` is that score (higher is better:
-        F1 or MRR); ``history`` has ``train_loss``, ``val_f1``/``val_mrr`` and ``seconds`` per epoch.
-
-        Raises:
-            MissingExtraError: without torch (the ``train`` extra).
-            InvalidNameError: for an invalid hyper-parameter or an unusable device; if the dataset has no val split.
-            UnsupportedTaskError: for a task of another type, or a dataset with continuous time.
-        """
-        require_torch(f"training {self.model_name}")
-        started = time.perf_counter()
-        with isolated_rng(self.config.seed, resolve_device(self.config.device)):
-            settings = self._prepare(dataset, task)
-            report = FitReport(device=str(self.device))
-            self._epochs(dataset, task, settings, report)
-        report.train_seconds = time.perf_counter() - started
-        return report
+    def _new_report(self) -> FitReport:
+        """An empty report: the task's validation score (F1 or MRR), higher is better."""
+        return FitReport(device=str(self.device))
 
     def _epochs(self, dataset: TemporalGraphDataset, task: Mapping[str, Any], settings: Mapping[str, Any],
                 report: FitReport) -> None:
+        """T-GRAB's protocol (Algorithm 1): train on the train split, select the epoch with the best validation score
+        (F1 or MRR), keep its weights and its history states at the start and end of val. ``history`` has
+        ``train_loss``, ``val_f1``/``val_mrr`` and ``seconds`` per epoch."""
         torch = require_torch(f"training {self.model_name}")
         module = self._network()
         optimiser = torch.optim.Adam(module.parameters(), lr=settings["lr"])
@@ -460,12 +458,6 @@ class SnapshotTrainer:
         kind = PairQueries if self.task_type == "snapshot-link-prediction" else RankQueries
         return kind(torch, dataset, task, split, self._edges())
 
-    def _network(self) -> Network:
-        """The network :meth:`fit` or :meth:`restore` built."""
-        if self.module is None:
-            raise NotFittedError(f"{self.model_name} has no network yet: call fit(...) or restore(...) first")
-        return self.module
-
     def _edges(self) -> SnapshotEdges:
         """The rows :meth:`_load_edges` put on the device."""
         if self.edges is None:
@@ -473,26 +465,13 @@ class SnapshotTrainer:
                                  "first")
         return self.edges
 
-    def _seek(self, target: int) -> History:
-        """Bring the module's history (in eval mode) to "every snapshot before ``target`` observed"; returns that
-        history state. Resumes from the live history when it is not past ``target``, else from the latest kept
-        boundary at or before it, and observes the snapshots in between without scoring them."""
+    def _observe(self, start: int, stop: int) -> None:
+        """Observe snapshots ``[start, stop)`` without scoring them."""
         torch = require_torch("predicting")
         module, edges = self._network(), self._edges()
-        module.eval()  # first: TGN's memory flushes its pending messages when it leaves training mode
-        position = self._position
-        if position is None or position > target:
-            position = max(b for b in self._boundaries if b <= target)
-            state = self._boundaries[position]
-            if state is None:
-                module.reset_history()
-            else:
-                module.load_history(state)
         with torch.no_grad():
-            for t in range(position, target):
+            for t in range(start, stop):
                 module.observe(t, *edges.rows(t))
-        self._position = target
-        return module.history()
 
     def _stream(self, torch: ModuleType, queries: PairQueries | RankQueries, start: int, stop: int) -> None:
         """Predict each snapshot of ``[start, stop)`` from the history before it, then observe it."""
@@ -511,62 +490,16 @@ class SnapshotTrainer:
 
     # ------------------------------------------------------------------------------------------------ predicting
 
-    def predict(self, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str) -> dict[str, Column]:
-        """The submission for ``split`` in the task's schema: a score in [0, 1] per candidate pair of every graded
-        snapshot (``t, src, dst, score``), or per query (``query, pos_score, neg_scores``) for a ranking task.
-
-        Raises:
-            MissingExtraError: without torch.
-            InvalidNameError: before :meth:`fit` or :meth:`restore` (no weights yet); for an unknown split.
-            IntegrityError: for a dataset other than the one the model was fitted on (its content digest differs).
-            UnsupportedTaskError: for a task of another type.
-        """
-        torch = require_torch(f"predicting with {self.model_name}")
-        if self.module is None:
-            raise InvalidNameError(f"{self.model_name} has no weights yet: call fit(dataset, task) or load a "
-                                   "checkpoint first")
-        self._check(dataset, task)
-        if dataset.digest != self._digest:
-            # the kept history states are states of the data the model was fitted on
-            raise IntegrityError(f"{self.model_name} predicting {dataset.name}@{dataset.version}",
-                                 f"the data it was fitted on (content digest {self._digest})",
-                                 f"content digest {dataset.digest}",
-                                 "Predict on the dataset the model was fitted on, or fit it on this one")
-        if split not in dataset.splits:
-            raise InvalidNameError(f"{dataset.name}@{dataset.version} has no split {split!r}; its splits are "
-                                   f"{', '.join(dataset.splits)}")
-        with isolated_rng(self.config.seed, self.device):
-            self._load_edges(dataset)
-            queries = self._query_set(torch, dataset, task, split)
-            start, stop = _snapshot_range(dataset, split)
-            self._seek(start)
-            self._stream(torch, queries, start, stop)
+    def _predict(self, torch: ModuleType, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str
+                 ) -> dict[str, Column]:
+        """A score in [0, 1] per candidate pair of every graded snapshot (``t, src, dst, score``), or per query
+        (``query, pos_score, neg_scores``) for a ranking task."""
+        self._load_edges(dataset)
+        queries = self._query_set(torch, dataset, task, split)
+        start, stop = _snapshot_range(dataset, split)
+        self._seek(start)
+        self._stream(torch, queries, start, stop)
         return queries.submission(dataset, task, split)
-
-    # ---------------------------------------------------------------------------------------------- checkpoints
-
-    def state(self) -> dict[str, Any]:
-        """The weights and the kept history states (CPU tensors and ints): what :meth:`predict` resumes from."""
-        def cpu(state: History) -> History:
-            return {k: (v.detach().cpu() if hasattr(v, "detach") else v) for k, v in state.items()}
-
-        return {"weights": {k: v.detach().cpu() for k, v in self._network().state_dict().items()},
-                "boundaries": [{"t": int(t), "history": cpu(s)} for t, s in sorted(self._boundaries.items())
-                               if s is not None]}
-
-    def restore(self, state: Mapping[str, Any], dataset: TemporalGraphDataset, task: Mapping[str, Any]) -> None:
-        """Rebuild the network for ``dataset`` on the configured device and load ``state``.
-
-        Raises:
-            MissingExtraError: without torch.
-            InvalidNameError: for an invalid hyper-parameter or device.
-            UnsupportedTaskError: for a task of another type or a dataset with continuous time.
-        """
-        require_torch(f"loading {self.model_name}")
-        self._prepare(dataset, task)
-        self._network().load_state_dict(state["weights"])
-        self._boundaries = {0: None, **{int(b["t"]): dict(b["history"]) for b in state["boundaries"]}}
-        self._position = None
 
 
 def training_negatives(torch: ModuleType, src: Tensor, dst: Tensor, num_nodes: int) -> Tensor:

@@ -1,0 +1,180 @@
+"""What the trainers of temporal-graph networks share: a network with a history (TGN's memory and neighbour lists,
+GC-LSTM's hidden state) streamed through the data unit by unit (a snapshot, a batch of events), and the history
+states kept where prediction may resume.
+
+``fit`` keeps the history state at a few boundaries of the best epoch (a unit index -> state; 0 is always the
+empty history). :meth:`HistoryTrainer.predict` then resumes from the latest kept boundary at or before the split's
+first unit, observes the units in between without scoring them, and scores the split unit by unit. A subclass says
+what a unit is: how to observe a range of them (:meth:`HistoryTrainer._observe`) and how to score a split
+(:meth:`HistoryTrainer._predict`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from tgbhub.errors import IntegrityError, InvalidNameError, NotFittedError
+from tgbhub.trainers.base import FitReport, TrainConfig
+from tgbhub.trainers.torchutil import isolated_rng, require_torch, resolve_device
+
+if TYPE_CHECKING:
+    import torch
+
+    from tgbhub.baselines.registry import Column
+    from tgbhub.data import TemporalGraphDataset
+
+#: a network's history state at a boundary: its own record of tensors and ints (``network.history()``)
+History = dict[str, Any]
+
+
+class HistoryTrainer:
+    """The state and the replay every history-streaming trainer shares. The constructor does no I/O.
+
+    A subclass sets ``model_name`` and ``task_type`` and implements :meth:`_check`, :meth:`_prepare` (resolve the
+    settings, put the data on the device, build :attr:`module`), :meth:`_new_report`, :meth:`_epochs`,
+    :meth:`_observe` and :meth:`_predict`.
+    """
+
+    model_name: str
+    task_type: str
+
+    def __init__(self, config: TrainConfig) -> None:
+        self.config = config
+        #: the network, built by ``fit`` or :meth:`restore`
+        self.module: Any = None
+        self.device: torch.device | None = None
+        self._digest: str | None = None
+        #: history states kept for prediction: first unit not yet observed -> state (``None``: empty history)
+        self._boundaries: dict[int, History | None] = {0: None}
+        #: the unit the module's live history is at (``None``: not a usable position, seek a boundary)
+        self._position: int | None = None
+
+    # ------------------------------------------------------------------------------------------------ subclasses
+
+    def _check(self, dataset: TemporalGraphDataset, task: Mapping[str, Any]) -> None:
+        """Raises UnsupportedTaskError for a task or dataset this trainer does not serve."""
+        raise NotImplementedError
+
+    def _prepare(self, dataset: TemporalGraphDataset, task: Mapping[str, Any]) -> dict[str, Any]:
+        """Resolve the settings, put ``dataset`` on the device and build the network there; returns the settings."""
+        raise NotImplementedError
+
+    def _new_report(self) -> FitReport:
+        """An empty report naming the device and the validation metric the epochs select by."""
+        raise NotImplementedError
+
+    def _epochs(self, dataset: TemporalGraphDataset, task: Mapping[str, Any], settings: Mapping[str, Any],
+                report: FitReport) -> None:
+        """Train epoch by epoch into ``report``; leave the best epoch's weights and history boundaries in place."""
+        raise NotImplementedError
+
+    def _observe(self, start: int, stop: int) -> None:
+        """Feed units ``[start, stop)`` into the module's history without scoring them (gradients off)."""
+        raise NotImplementedError
+
+    def _predict(self, torch: ModuleType, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str
+                 ) -> dict[str, Column]:
+        """Score ``split`` unit by unit from the history before each unit (the data already on the device)."""
+        raise NotImplementedError
+
+    # -------------------------------------------------------------------------------------------------- shared
+
+    def _network(self) -> Any:
+        """The network ``fit`` or :meth:`restore` built.
+
+        Raises:
+            NotFittedError: before either.
+        """
+        if self.module is None:
+            raise NotFittedError(f"{self.model_name} has no network yet: call fit(...) or restore(...) first")
+        return self.module
+
+    def _seek(self, target: int) -> History:
+        """Bring the module's history (in eval mode) to "every unit before ``target`` observed"; returns that state.
+        Resumes from the live history when it is not past ``target``, else from the latest kept boundary at or
+        before it, and observes the units in between without scoring them."""
+        module = self._network()
+        module.eval()  # first: TGN's memory flushes its pending messages when it leaves training mode
+        position = self._position
+        if position is None or position > target:
+            position = max(b for b in self._boundaries if b <= target)
+            state = self._boundaries[position]
+            if state is None:
+                module.reset_history()
+            else:
+                module.load_history(state)
+        self._observe(position, target)
+        self._position = target
+        return module.history()
+
+    def fit(self, dataset: TemporalGraphDataset, task: Mapping[str, Any]) -> FitReport:
+        """Train on the train split by the trainer's protocol, select the epoch with the best validation score, keep
+        its weights and its history states at the start and end of val. ``history`` has the train loss, the
+        validation score and the seconds of every epoch.
+
+        Raises:
+            MissingExtraError: without torch (the ``train`` extra).
+            InvalidNameError: for an invalid hyper-parameter or an unusable device; if the dataset lacks a split the
+                protocol needs.
+            UnsupportedTaskError: for a task or dataset this trainer does not serve.
+        """
+        require_torch(f"training {self.model_name}")
+        started = time.perf_counter()
+        with isolated_rng(self.config.seed, resolve_device(self.config.device)):
+            settings = self._prepare(dataset, task)
+            report = self._new_report()
+            self._epochs(dataset, task, settings, report)
+        report.train_seconds = time.perf_counter() - started
+        return report
+
+    def predict(self, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str) -> dict[str, Column]:
+        """The submission for ``split`` in the task's schema, scored from the history the best epoch left.
+
+        Raises:
+            MissingExtraError: without torch.
+            InvalidNameError: before ``fit`` or :meth:`restore` (no weights yet); for an unknown split.
+            IntegrityError: for a dataset other than the one the model was fitted on (its content digest differs).
+            UnsupportedTaskError: for a task or dataset this trainer does not serve.
+        """
+        torch = require_torch(f"predicting with {self.model_name}")
+        if self.module is None:
+            raise InvalidNameError(f"{self.model_name} has no weights yet: call fit(dataset, task) or load a "
+                                   "checkpoint first")
+        self._check(dataset, task)
+        if dataset.digest != self._digest:
+            # the kept history states are states of the data the model was fitted on
+            raise IntegrityError(f"{self.model_name} predicting {dataset.name}@{dataset.version}",
+                                 f"the data it was fitted on (content digest {self._digest})",
+                                 f"content digest {dataset.digest}",
+                                 "Predict on the dataset the model was fitted on, or fit it on this one")
+        if split not in dataset.splits:
+            raise InvalidNameError(f"{dataset.name}@{dataset.version} has no split {split!r}; its splits are "
+                                   f"{', '.join(dataset.splits)}")
+        with isolated_rng(self.config.seed, self.device):
+            return self._predict(torch, dataset, task, split)
+
+    def state(self) -> dict[str, Any]:
+        """The weights and the kept history states (CPU tensors and ints): what :meth:`predict` resumes from."""
+        def cpu(state: History) -> History:
+            return {k: (v.detach().cpu() if hasattr(v, "detach") else v) for k, v in state.items()}
+
+        return {"weights": {k: v.detach().cpu() for k, v in self._network().state_dict().items()},
+                "boundaries": [{"t": int(t), "history": cpu(s)} for t, s in sorted(self._boundaries.items())
+                               if s is not None]}
+
+    def restore(self, state: Mapping[str, Any], dataset: TemporalGraphDataset, task: Mapping[str, Any]) -> None:
+        """Rebuild the network for ``dataset`` on the configured device and load ``state``.
+
+        Raises:
+            MissingExtraError: without torch.
+            InvalidNameError: for an invalid hyper-parameter or device.
+            UnsupportedTaskError: for a task or dataset this trainer does not serve.
+        """
+        require_torch(f"loading {self.model_name}")
+        self._prepare(dataset, task)
+        self._network().load_state_dict(state["weights"])
+        self._boundaries = {0: None, **{int(b["t"]): dict(b["history"]) for b in state["boundaries"]}}
+        self._position = None

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import tgbhub
@@ -202,6 +204,9 @@ def test_global_options_go_before_or_after_any_command(tmp_path, capsys, monkeyp
      ".*scores.parquet`"),
     (["counterfactual", "t-grab/pdet-2-16", "recency"], 2, "swapped: .*write `tgbhub counterfactual recency "
      "t-grab/pdet-2-16`"),
+    # a ranking file whose columns were renamed is told the ranking task's columns, not the default task's
+    (["--offline", "--cache-dir", "CACHE", "evaluate", "t-grab/pdet-2-16", "RENAMED_RANKING"], 2,
+     "Write exactly the columns query, pos_score, neg_scores"),
     (["generative", "preds.parquet", "t-grab/pdet-2-16"], 2, "swapped: .*write `tgbhub generative "
      "t-grab/pdet-2-16 preds.parquet`"),
     (["submit", "preds.parquet", "t-grab/pdet-2-16", "--hub", "git:HUB", "--model", "m"], 2,
@@ -216,11 +221,14 @@ def test_a_users_mistake_is_one_line_and_no_traceback(argv, code, words, tmp_pat
             (tmp_path / folder / name).write_text("")
     (tmp_path / "scores.parquet").write_text("")
     (tmp_path / "record.json").write_text("{}")
+    pq.write_table(pa.table({"query": [0, 1], "positive": [0.5, 0.25], "negatives": [[0.1, 0.2], [0.3, 0.4]]}),
+                   tmp_path / "renamed.parquet")
     paths = {"CACHE_IS_A_FILE": str(tmp_path / "file"), "CACHE": str(tmp_path / "cache"),
              "MISSING/out.parquet": str(tmp_path / "missing" / "out.parquet"), "RUN": str(tmp_path / "run"),
              "PREDS_DIR": str(tmp_path / "preds"), "EMPTY_DIR": str(tmp_path / "empty"),
              "RECORDS_DIR": str(tmp_path / "records"), "PREDS_FILE": str(tmp_path / "scores.parquet"),
-             "RECORD_FILE": str(tmp_path / "record.json"), "git:HUB": f"git:{tmp_path / 'hub'}"}
+             "RECORD_FILE": str(tmp_path / "record.json"), "git:HUB": f"git:{tmp_path / 'hub'}",
+             "RENAMED_RANKING": str(tmp_path / "renamed.parquet")}
     try:
         returned = main([paths.get(a, a) for a in argv])
     except SystemExit as exited:  # a usage mistake ends in the parser, with argparse's exit

@@ -12,6 +12,7 @@ LOCK="$ROOT/scripts/constraints.txt"
 ensure_venv() {
     local extras="$1" want_torch="${2:-no}"
     if [ ! -x "$PY" ]; then
+        echo "creating $VENV (python3 -m venv)..." >&2
         python3 -m venv "$VENV"
     fi
     local constraints=(-c "$LOCK") lock_state="locked"
@@ -24,7 +25,9 @@ ensure_venv() {
     local digest
     digest="$(cat "$ROOT/pyproject.toml" "$LOCK" | sha256sum | cut -c1-16)-$lock_state"
     if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
-        echo "setting up $VENV (extras: ${extras:-none}, torch: $want_torch, $lock_state)..." >&2
+        echo "setting up $VENV (extras: ${extras:-none}, torch: $want_torch, $lock_state; about a minute," \
+            "once: later runs reuse it)..." >&2
+        local setup_started=$SECONDS
         "$PY" -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
         if [ "$want_torch" = "yes" ]; then
             # The pinned CPU wheel; an unpinned torch would pull gigabytes of CUDA packages.
@@ -41,6 +44,7 @@ ensure_venv() {
         fi
         "$PY" -c "import tgbhub" >/dev/null
         echo "$digest" > "$stamp"
+        echo "$VENV is ready ($((SECONDS - setup_started)) s)" >&2
     fi
 }
 

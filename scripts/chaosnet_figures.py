@@ -8,7 +8,8 @@ on the test split, then writes
 - ``docs/figures/chaosnet-phase-space.png``: (q_1, p_1) of IC 0 over its 10,000 recorded steps,
   near-integrable vs chaotic;
 
-and prints the markdown table (rho in {0.05, 0.2, 0.5}) used in docs/chaosnet.md. Needs ``tgbhub[plot]`` (matplotlib).
+and prints the markdown table (rho in {0.05, 0.2, 0.5}) used in docs/chaosnet.md. Needs the plot extra
+(matplotlib: ``pip install -e '.[plot]'``).
 Run it from the repository root: ``python -m scripts.chaosnet_figures``.
 """
 

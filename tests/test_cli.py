@@ -358,3 +358,37 @@ def test_help_lists_every_registered_model_without_importing_them_for_other_runs
         main(["baseline", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "window-link-forecasting:" in text and "edgebank-thr" in text and "rollout-forecasting: linear" in text
+
+
+def test_list_prints_one_placeholder_and_labels_time_by_its_kind(tmp_path, capsys) -> None:
+    """Unknown values (an import's counts before it is imported) are one placeholder; the time column says what it
+    counts: snapshots (discrete time), timestamps (continuous time), steps (trajectories)."""
+    assert main(["--cache-dir", str(tmp_path), "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = lines[0].split()
+    assert "time" in header and "num_snapshots" not in header
+    cells = [re.split(r"\s{2,}", line) for line in lines[1:]]
+    assert not any(cell in {"None", "", "nan"} for row in cells for cell in row)
+    time = {row[0]: row[header.index("time")] for row in cells}
+    assert time["tgb/tgbl-wiki"].endswith(" timestamps") and time["tgb/tgbl-enron"] == datasets.UNKNOWN
+    assert time["t-grab/ce-64"] == "4064 snapshots" and time["chaosnet/mini-k2.0-rho0.1-n8"].endswith(" steps")
+    wiki = next(row for row in cells if row[0] == "tgb/tgbl-wiki")
+    assert wiki[1:4] == [datasets.UNKNOWN] * 3  # version, nodes, rows: known once imported
+
+
+def test_the_demo_explains_what_it_prints_in_short_lines(tmp_path) -> None:
+    """scripts/demo.py (what scripts/demo runs): every line under 100 characters, every verdict and metric it prints
+    said in words."""
+    pytest.importorskip("olah")
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "TGBHUB_OFFLINE": "1", "TGBHUB_NO_PROGRESS": "1"}
+    run = subprocess.run([sys.executable, str(root / "scripts" / "demo.py"), "--cache-dir", str(tmp_path / "cache")],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = run.stdout.splitlines()
+    assert max(len(line) for line in lines) < 100
+    text = run.stdout
+    for verdict in {m.group(1) for m in re.finditer(r"-> ([a-z-]+)$", text, re.MULTILINE)}:
+        assert re.search(rf"^  {verdict}: \w", text, re.MULTILINE), f"the demo does not say what {verdict} means"
+    assert "mrr: mean of 1/rank" in text and "hits@k: share ranked in the top k" in text
+    assert "never 1st, nearly always top 10" in text  # EdgeBank's hits@1 = 0 next to hits@10 = 1, explained

@@ -160,3 +160,17 @@ def test_closing_twice_writes_one_last_line(fake_clock, monkeypatch):
     lines.close()
     lines.close()
     assert log.getvalue() == "tasks: 2 (6.0 s)\n"
+
+
+def test_durations_read_from_seconds_to_years():
+    assert [progress.duration(s) for s in (12.5, 125.0, 3 * 3600 + 420, 2 * 86400 + 4 * 3600, 5.7 * 365.25 * 86400)
+            ] == ["12.5 s", "2 min 05 s", "3 h 07 min", "2 d 04 h", "5.7 years"]
+
+
+def test_a_notice_is_one_line_on_stderr_unless_quiet(monkeypatch, capsys):
+    monkeypatch.delenv(progress.QUIET_ENV, raising=False)
+    progress.notice("about 3 min per epoch")
+    assert capsys.readouterr().err == "tgbhub: notice: about 3 min per epoch\n"
+    monkeypatch.setenv(progress.QUIET_ENV, "1")
+    progress.notice("about 3 min per epoch")
+    assert capsys.readouterr().err == ""

@@ -225,3 +225,20 @@ def test_train_and_the_cli_write_a_record_that_verifies(cache, tmp_path, capsys)
     assert cli.main(["--offline", "--cache-dir", str(cache), "verify-result", str(record),
                      str(out / "submission.parquet")]) == 0
     assert cli.main(["--offline", "--cache-dir", str(cache), "train", "tgn", NAME, "--batch-size", "0"]) != 0
+
+
+def test_the_fit_says_its_estimate_once_and_keeps_it_in_the_report(wiki, capsys, monkeypatch):
+    """The shared loop (tgbhub.trainers.history) times the first epoch's batches: one notice, and as tgn cannot pause,
+    the bound it names is --epochs, not --time-limit."""
+    from tgbhub.trainers import base
+
+    clock = iter(range(0, 10**6, 900))  # every batch looks 15 minutes long
+    monkeypatch.setattr(base, "clock", lambda: float(next(clock)))
+    task = wiki.manifest.task_named("ranking")
+    trainer = make_trainer(task, "tgn", TrainConfig(hparams=TINY, **{**SMOKE, "progress": True}), dataset=wiki)
+    report = trainer.fit(wiki, task)
+    said = [line for line in capsys.readouterr().err.splitlines() if "per epoch" in line]
+    assert len(said) == 1 and said[0].startswith("tgbhub: notice: tgn: about ")
+    assert "early stopping (patience 5) needs" not in said[0]  # 2 epochs: fewer than patience + 1
+    assert "--epochs N or --patience N (tgn cannot pause and resume" in said[0]
+    assert report.epoch_estimate is not None and report.epoch_estimate["seconds_per_epoch"] > 600

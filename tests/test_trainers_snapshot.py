@@ -243,3 +243,34 @@ def test_the_fused_gc_lstm_convolution_equals_one_chebconv_per_gate():
     h_new, c_new = cell(edge_index, h, c)
     torch.testing.assert_close(c_new, c_ref)
     torch.testing.assert_close(h_new, torch.sigmoid(o) * torch.tanh(c_ref))
+
+
+def test_the_fit_says_how_long_early_stopping_takes(datasets, capsys, monkeypatch):
+    """T-GRAB's 100,000 epochs are kept as published: the estimate says early stopping (patience) ends the run, and
+    gives both the soonest stop and the upper bound."""
+    from tgbhub.trainers import base
+
+    clock = iter(range(0, 10**6, 10))  # every snapshot looks 10 s long
+    monkeypatch.setattr(base, "clock", lambda: float(next(clock)))
+    dataset = datasets[PDET]
+    task = dataset.manifest.task_named("snapshot-f1")
+    config = TrainConfig(hparams=TINY["gclstm"], **{**SMOKE, "epochs": None, "progress": True, "limit_batches": 5})
+    trainer = make_trainer(task, "gclstm", config)
+    trainer.hyperparameters()
+    monkeypatch.setattr(trainer, "_train_epoch", _one_epoch_then_stop(trainer))
+    trainer.fit(dataset, task)
+    said = [line for line in capsys.readouterr().err.splitlines() if "per epoch" in line]
+    assert len(said) == 1 and "(from 4 of 5 batches" in said[0]  # batch 1 untimed, then 3 more and 5 s
+    assert "early stopping (patience 100) needs 101+ epochs" in said[0] and "at most 100000 epochs" in said[0]
+
+
+def _one_epoch_then_stop(trainer):
+    """The trainer's own train pass, once; the next epoch ends the fit (a NaN loss stops it) so the test stays short."""
+    original = trainer._train_epoch
+    calls = []
+
+    def epoch(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs) if len(calls) == 1 else float("nan")
+
+    return epoch

@@ -112,3 +112,95 @@ def test_the_printed_regrade_command_prints_what_the_run_printed(tmp_path, capsy
     written = json.loads((tmp_path / "run" / "result.json").read_text())
     assert graded["metrics"] == written["metrics"]  # exact: the same values, not approximately
     assert graded.get("validity_screen") == written.get("validity_screen")
+
+
+class StepClock:
+    """A clock that moves ``step`` seconds every time it is read: every batch looks ``step`` seconds long."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def _pace(epochs: int = 50, patience: int = 10, batches: int = 100, resumable: bool = True, **config):
+    from tgbhub.trainers.base import EpochPace, FitReport, TrainConfig
+
+    said: list[str] = []
+    report = FitReport()
+    pace = EpochPace("dlinear", TrainConfig(**config), epochs=epochs, patience=patience, batches=batches,
+                     report=report, resumable=resumable, say=said.append)
+    return pace, report, said
+
+
+def test_the_estimate_leaves_out_the_first_batch_and_is_said_once(monkeypatch):
+    from tgbhub.trainers import base
+
+    times = iter([0.0, 10.0, 12.0, 14.0, 16.0, 18.0, 20.0, 22.0])  # a slow first batch (warm-up), then 2 s each
+    monkeypatch.setattr(base, "clock", lambda: next(times))
+    pace, report, said = _pace()
+    for done in range(1, 6):  # after batch 1, three more and 5 s: batch 4 (6 s timed) says it
+        pace.batch(0, done)
+    assert len(said) == 1 and report.epoch_estimate is not None
+    assert report.epoch_estimate["seconds_per_epoch"] == pytest.approx(16.0 + 2.0 * 96)  # 208 s, not 100 x 4 s
+    assert said[0].startswith("dlinear: about 3 min 28 s per epoch of training (from 4 of 100 batches")
+    assert "early stopping (patience 10) needs 11+ epochs, about 38 min" in said[0]
+    assert "at most 50 epochs, 2 h 53 min" in said[0] and "--resume --time-limit 3600" in said[0]
+    pace.batch(1, 1)  # later epochs say nothing
+    assert len(said) == 1
+
+
+def test_a_short_run_names_no_bound_and_a_model_that_cannot_pause_names_epochs(monkeypatch):
+    from tgbhub.trainers import base
+
+    monkeypatch.setattr(base, "clock", StepClock(0.01))
+    pace, _, said = _pace(epochs=3, batches=5)
+    for done in range(1, 6):
+        pace.batch(0, done)
+    assert said == ["dlinear: about 0.1 s per epoch of training (from 5 of 5 batches; validation adds to it); 3 "
+                    "epochs, about 0.2 s"]
+    monkeypatch.setattr(base, "clock", StepClock(600.0))
+    pace, _, said = _pace(epochs=100_000, patience=100, batches=2, resumable=False)
+    pace.batch(0, 1)
+    pace.batch(0, 2)
+    assert "needs 101+ epochs" in said[0] and "at most 100000 epochs" in said[0] and "years" in said[0]
+    assert "--epochs N or --patience N" in said[0] and "cannot pause and resume" in said[0]
+    _, _, said = _pace(progress=False)[0:3]
+    assert said == []
+
+
+@pytest.mark.parametrize("quiet", [False, True], ids=["says", "quiet"])
+def test_train_says_the_estimate_once_on_stderr_and_names_the_time_limit(tmp_path, capsys, monkeypatch, quiet):
+    """A real tiny run whose batches a fake clock makes last 1000 s each: one notice, with the bound to set."""
+    pytest.importorskip("torch")
+    from tgbhub.trainers import base
+
+    monkeypatch.setattr(base, "clock", StepClock(1000.0))
+    code = cli.main(["--cache-dir", str(tmp_path / "cache"), *(["--quiet"] if quiet else []), "train", "dlinear",
+                     NAME, "--device", "cpu", "--epochs", "2", "--limit-batches", "4", "--out", str(tmp_path / "run")])
+    assert code == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if "per epoch" in line]
+    if quiet:
+        assert said == []
+        return
+    assert len(said) == 1 and said[0].startswith("tgbhub: notice: dlinear: about ")
+    assert "(from 4 of 4 batches" in said[0] and "2 epochs, about" in said[0]
+    assert "--resume --time-limit 3600" in said[0]
+
+
+def test_train_help_documents_the_time_limit_the_defaults_and_the_estimate(capsys):
+    from tgbhub.trainers import chaosnet, events, snapshot
+
+    with pytest.raises(SystemExit):
+        cli.main(["train", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--time-limit SECONDS with --resume, e.g. --resume --time-limit 3600" in text
+    assert "tgbhub train dlinear chaosnet/k0.5-rho0.3-n8 --resume --time-limit 3600" in text
+    # the numbers the help states are the protocols' own
+    for protocol in (chaosnet.PROTOCOL, events.PROTOCOL):
+        assert f"at most {protocol['epochs']} epochs; stops after {protocol['patience']} without" in text
+    assert f"at most {snapshot.PROTOCOL['epochs']} epochs" in text
+    assert f"stops after {snapshot.PROTOCOL['patience']} without a lower train loss" in text
+    assert "a notice on stderr estimates the time per epoch" in text

@@ -76,12 +76,27 @@ def _mode() -> str:
     return "bar" if _on_terminal(sys.stderr) else "lines"
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """``seconds`` as a person reads it: ``12.5 s``, ``2 min 05 s``, ``3 h 07 min``, ``2 d 04 h``, ``5.7 years``."""
     if seconds < 60:
         return f"{seconds:.1f} s"
     if seconds < 3600:
         return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
-    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
+    if seconds < 2 * 86400:
+        return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min"
+    if seconds < 365 * 86400:
+        return f"{int(seconds // 86400)} d {int(seconds % 86400 // 3600):02d} h"
+    return f"{seconds / (365.25 * 86400):.1f} years"
+
+
+_duration = duration  # the name the progress lines were written with
+
+
+def notice(text: str) -> None:
+    """A one-line ``tgbhub: notice: TEXT`` on stderr (what a run is about to cost, an old spelling that still
+    works), unless ``TGBHUB_QUIET`` (``tgbhub --quiet``) asks for none. Layers below the CLI use this one."""
+    if not quiet():
+        print(f"tgbhub: notice: {text}", file=sys.stderr, flush=True)
 
 
 def _amount(value: float, unit: str) -> str:

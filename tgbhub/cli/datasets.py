@@ -42,11 +42,35 @@ def run_list(args: argparse.Namespace) -> int:
         if row["derived_from"]:
             base = row["derived_from"].partition("@")[0]
             variants[base] = variants.get(base, 0) + 1
-    shown = [{**{k: "-" if v is None else v for k, v in row.items()},
-              "size": human_bytes(row["bytes"]) if row["bytes"] else "-", "variants": variants.get(row["name"], 0)}
+    shown = [{**{k: _cell(v) for k, v in row.items()}, "time": _time_cell(row),
+              "size": human_bytes(row["bytes"]) if row["bytes"] else UNKNOWN, "variants": variants.get(row["name"], 0)}
              for row in rows if args.derived or not row["derived_from"]]
-    print_table(shown, ["name", "version", "num_nodes", "num_rows", "num_snapshots", "size", "variants", "status"])
+    print_table(shown, ["name", "version", "num_nodes", "num_rows", "time", "size", "variants", "status"])
     return 0
+
+
+#: the one placeholder ``tgbhub list`` prints for a value not known yet (an import's counts before it is imported)
+UNKNOWN = "-"
+
+
+def _cell(value: Any) -> Any:
+    """``value`` for the table, :data:`UNKNOWN` for every spelling of "not known" (None, empty, NaN)."""
+    if value is None or value == "" or (isinstance(value, float) and value != value):
+        return UNKNOWN
+    return value
+
+
+def _time_cell(row: Mapping[str, Any]) -> str:
+    """The ``time`` column, its unit in the cell: ``16 snapshots`` (discrete time), ``2000 steps`` (trajectories:
+    steps per initial condition), ``152757 timestamps`` (continuous time: distinct timestamps, TGB's published count)
+    or :data:`UNKNOWN`."""
+    if "num_sites" in row:
+        return f"{row['num_snapshots']} steps" if row.get("num_snapshots") is not None else UNKNOWN
+    if row.get("num_snapshots") is not None:
+        return f"{row['num_snapshots']} snapshots"
+    if row.get("num_timestamps") is not None:
+        return f"{row['num_timestamps']} timestamps"
+    return UNKNOWN
 
 
 def run_info(args: argparse.Namespace) -> int:

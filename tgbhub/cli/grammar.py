@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from tgbhub.progress import quiet
+from tgbhub.progress import notice
 
 #: the metavar of every argument that names a dataset
 DATASET = "FAMILY/NAME[@VERSION]"
@@ -41,12 +41,6 @@ HUB_HELP = {
 }
 
 Handler = Callable[[argparse.Namespace], int]
-
-
-def notice(text: str) -> None:
-    """A one-line notice on stderr (an old spelling that still works, for example), unless ``--quiet``."""
-    if not quiet():
-        print(f"tgbhub: notice: {text}", file=sys.stderr)
 
 
 def _closest(word: str, choices: Iterable[str]) -> str | None:

@@ -13,6 +13,29 @@ from tgbhub.errors import InvalidNameError
 
 GROUP = "training"
 
+#: how long a run takes and how to bound it: the part of ``tgbhub train --help`` after the options
+EPILOG = """\
+how long a run takes:
+  every model trains by its published protocol, and early stopping is what usually ends it:
+    ChaosNet models: at most 50 epochs; stops after 10 without a better validation MSE
+    tgn on continuous time (TGB): at most 50 epochs; stops after 5 without a better validation MRR
+    gclstm, tgn on snapshots (T-GRAB): at most 100000 epochs (the paper's setting, kept as published);
+      stops after 100 without a lower train loss, so early stopping, not the epoch count, ends the run
+  after the first batches, a notice on stderr estimates the time per epoch, the time early stopping
+  needs at the least and the upper bound (--quiet hides it).
+
+examples:
+  tgbhub train dlinear chaosnet/k0.5-rho0.3-n8 --resume --time-limit 3600
+      at most an hour per call: pauses at an epoch boundary (exit 3); the same command goes on
+      (--time-limit: the ChaosNet models, which can pause and resume)
+  tgbhub train tgn t-grab/ce-64 --epochs 20
+      a bounded run (not comparable to the published numbers)
+"""
+
+
+class TrainHelp(RegistryHelp, argparse.RawDescriptionHelpFormatter):
+    """The registry-filling help, with the epilog's lines kept as written (an example is one line)."""
+
 
 def hparams(pairs: list[str]) -> dict[str, Any]:
     """``["channels=8", "dropout=0.1"]`` -> ``{"channels": 8, "dropout": 0.1}`` (values parsed as JSON, else text).
@@ -60,12 +83,13 @@ def register(commands: argparse._SubParsersAction) -> list[tuple[str, str]]:
     """Add ``train``; returns (command, summary) pairs for the main help."""
     trainer = command(commands, "train", "train a neural baseline and grade it", run_train,
                       description="train a neural baseline, grade it, write checkpoint and submission",
-                      formatter_class=RegistryHelp)
+                      formatter_class=TrainHelp, epilog=EPILOG)
     trainer.add_argument("model", help="the model, by task type: {trainers}")
     add_dataset(trainer)
     trainer.add_argument("--seed", type=int, default=42, help="seed of weights, shuffling and dropout (default 42)")
     trainer.add_argument("--device", default="auto", help="auto (CUDA when present, else CPU), cpu, cuda or cuda:N")
-    trainer.add_argument("--epochs", type=int, help="maximum epochs (default: the model's published protocol)")
+    trainer.add_argument("--epochs", type=int, help="maximum epochs (default: the model's published protocol; "
+                         "early stopping usually ends a run first, see below)")
     trainer.add_argument("--batch-size", type=int, help="default: the published protocol's")
     trainer.add_argument("--lr", type=float, help="learning rate (default: the model's published one)")
     trainer.add_argument("--patience", type=int, help="early-stopping patience in epochs (default: the protocol's)")
@@ -82,8 +106,10 @@ def register(commands: argparse._SubParsersAction) -> list[tuple[str, str]]:
                          "(default: ./train-MODEL-FAMILY-NAME-sSEED)")
     trainer.add_argument("--resume", action="store_true", help="keep the fit's state in OUT/fit-state.pt after every "
                          "epoch and go on from it when it exists (a run over several processes or GPU slots)")
-    trainer.add_argument("--time-limit", type=float, metavar="SECONDS", help="with --resume: stop at the epoch "
-                         "boundary before an epoch that would end later than this (exit 3; run again to go on)")
+    trainer.add_argument("--time-limit", type=float, metavar="SECONDS", help="with --resume, e.g. --resume "
+                         "--time-limit 3600: stop at the epoch boundary before an epoch that would end later than "
+                         "this (exit 3; run the same command again to go on); the models that can pause and "
+                         "resume: the ChaosNet ones")
     trainer.add_argument("--json", action="store_true", help="print the run's JSON summary")
     add_record_option(trainer)
     return listed(trainer)

@@ -336,8 +336,8 @@ class TemporalGraphDataset(Gradable):
         try:
             import torch
         except ModuleNotFoundError as exc:
-            raise ModuleNotFoundError("to_torch needs PyTorch: pip install torch==2.13.0 (or, in a tgbhub checkout, "
-                                      "pip install -e '.[torch]')") from exc
+            raise ModuleNotFoundError("to_torch() needs torch, which is not installed: in your tgbhub checkout, run "
+                                      "pip install -e '.[torch]'") from exc
         target = torch.device(device) if device is not None else torch.device(
             "cuda" if torch.cuda.is_available() else "cpu")
         time = np.int64 if np.issubdtype(self.t.dtype, np.integer) else np.float64

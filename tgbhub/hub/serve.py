@@ -140,8 +140,8 @@ def start_local_hub(root: str | os.PathLike[str], port: int = 0, host: str = "12
             within ``ready_timeout`` seconds (with the tail of its log); or ``site`` holds no ``index.html``.
     """
     if importlib.util.find_spec("olah") is None:
-        raise HubServerError("the local Hub needs olah, which is not installed; run: pip install olah==0.5.4 (or, "
-                             "in a tgbhub checkout, pip install -e '.[serve]')")
+        raise HubServerError("the local Hub needs olah, which is not installed; in your tgbhub checkout, run "
+                             "pip install -e '.[serve]' (it pins olah==0.5.4)")
     limits = checked_limits(header_timeout, idle_timeout, max_connections, workers, max_body_bytes)
     root = checked_hub_root(Path(root), allow_empty=allow_empty)
     pages = checked_site(Path(site)) if site is not None else None
@@ -309,6 +309,6 @@ def _wait_ready(process: subprocess.Popen[bytes], host: str, port: int, log: Pat
     tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
     state = f"exited with code {process.returncode}" if process.poll() is not None else f"not ready in {timeout} s"
     raise HubServerError(f"olah {state} on {host}:{port}; its log ends with:\n{tail}\nCheck that the port is free "
-                         "and that olah is installed in this environment (pip install olah==0.5.4).")
+                         "and that olah is installed in this environment (in your tgbhub checkout: pip install -e '.[serve]').")
 
 

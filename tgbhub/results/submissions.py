@@ -85,7 +85,7 @@ def folder_of(dataset: str, task: str, sid: str) -> str:
     if not version:
         raise InvalidNameError(f"dataset {dataset!r} names no version; a submission's folder binds the version it is "
                                f"graded on: pass {base}@VERSION")
-    return f"submissions/{base}/{version}/{task}/{sid}"
+    return Place(base, version, task, sid).folder
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ is :mod:`tgbhub.training`'s job).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tgbhub.baselines.registry import registering
 from tgbhub.errors import InvalidNameError, UnsupportedTaskError
 from tgbhub.plugins import PluginTable
+from tgbhub.progress import duration, notice
 
 if TYPE_CHECKING:
     from tgbhub.baselines.registry import Submission
@@ -119,9 +121,115 @@ class FitReport:
     history: list[dict[str, float]] = field(default_factory=list)
     finished: bool = True
     resumed_at: int | None = None
+    epoch_estimate: dict[str, float] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+#: the clock :class:`EpochPace` reads (monotonic; tests replace it)
+clock: Callable[[], float] = time.perf_counter
+#: the estimate is made once this many batches after the first are timed ...
+PACE_BATCHES = 3
+#: ... and at least this many seconds have passed since the first ended (the first batch, with its warm-up, is not
+#: timed: it would inflate the rate of every other)
+PACE_SECONDS = 5.0
+#: an estimate above this many seconds names the ways to bound the run
+LONG_RUN_SECONDS = 600.0
+
+
+class EpochPace:
+    """The estimate of how long a fit will take, said once, early in its first epoch.
+
+    Every trainer's epoch loop makes one before its epochs and calls :meth:`batch` after each train batch (a
+    snapshot, a batch of events or of windows). After the first batch plus :data:`PACE_BATCHES` more, and at least
+    :data:`PACE_SECONDS` since the first ended (or at the end of the epoch's train pass, whichever comes first), it
+    extrapolates the train pass to the whole epoch and writes one notice (:func:`tgbhub.progress.notice`: silenced by
+    ``tgbhub --quiet``, and by ``TrainConfig(progress=False)``) with the time per epoch, the time early stopping needs
+    at the least (``patience + 1`` epochs) and the upper bound (every epoch the protocol allows). Above
+    :data:`LONG_RUN_SECONDS` it also names how to bound the run: ``--time-limit`` for a resumable trainer,
+    ``--epochs``/``--patience`` for the others. The estimate covers the train pass, not validation, so it is a lower
+    bound per epoch; it is kept in ``report.epoch_estimate``.
+
+    Args:
+        model: the model's name, first word of the notice.
+        config: the run's settings (``progress``, and ``time_limit`` already given).
+        epochs: the most epochs the protocol runs; ``patience``: its early-stopping patience.
+        batches: train batches per epoch.
+        report: the fit's report, which keeps the estimate.
+        first_epoch: the epoch this call starts at (a resumed fit's: only the epochs left count).
+        resumable: whether the trainer can pause at a time limit and go on (``--time-limit``).
+        sync: called before the clock is read for the estimate (``torch.cuda.synchronize`` on a GPU, where the
+            batches run asynchronously and the host's clock alone would read too little).
+        say: where the line goes (default: :func:`tgbhub.progress.notice`).
+    """
+
+    def __init__(self, model: str, config: TrainConfig, *, epochs: int, patience: int, batches: int,
+                 report: FitReport, first_epoch: int = 0, resumable: bool = False,
+                 sync: Callable[[], Any] | None = None, say: Callable[[str], None] | None = None) -> None:
+        self.model, self.config, self.report = model, config, report
+        self.epochs, self.patience, self.batches = int(epochs), int(patience), max(int(batches), 1)
+        self.first_epoch, self.resumable = int(first_epoch), resumable
+        self._sync, self._say = sync, say or notice
+        self._clock = clock  # the module's clock as it is now (tests replace it)
+        self._start = self._clock()
+        self._after_first: float | None = None
+        self.done = not config.progress  # nothing to say: said already, or asked for no progress
+
+    def batch(self, epoch: int, done: int) -> None:
+        """After train batch ``done`` (1-based) of ``epoch``: time the first epoch's batches, say the estimate once.
+
+        Raises nothing.
+        """
+        if self.done or epoch != self.first_epoch:
+            return
+        if done <= 1:
+            self._after_first = self._clock()
+            if done < self.batches:
+                return
+        now = self._clock()
+        timed = now - (self._after_first if self._after_first is not None else self._start)
+        if done < self.batches and (done - 1 < PACE_BATCHES or timed < PACE_SECONDS):
+            return
+        if self._sync is not None:
+            self._sync()
+            now = self._clock()
+        elapsed = now - self._start
+        if done > 1 and self._after_first is not None:
+            rate = (now - self._after_first) / (done - 1)  # per batch, the warm-up of the first left out
+            per_epoch = elapsed + rate * (self.batches - done)
+        else:
+            per_epoch = elapsed * self.batches / max(done, 1)
+        self.done = True
+        self.report.epoch_estimate = {"seconds_per_epoch": per_epoch, "timed_batches": float(done),
+                                      "batches": float(self.batches)}
+        self._say(self.line(per_epoch, done))
+
+    def line(self, per_epoch: float, timed: int) -> str:
+        """The notice for ``per_epoch`` seconds an epoch, estimated from ``timed`` batches."""
+        left = max(self.epochs - self.first_epoch, 1)
+        most = left * per_epoch
+        text = (f"{self.model}: about {duration(per_epoch)} per epoch of training (from {timed} of "
+                f"{self.batches} batches; validation adds to it)")
+        soonest = min(self.patience + 1, self.epochs) - self.first_epoch
+        if soonest < left:  # early stopping, not the epoch count, is what ends such a run
+            text += (f"; early stopping (patience {self.patience}) needs {soonest}+ epochs, about "
+                     f"{duration(soonest * per_epoch)}; at most {left} epochs, {duration(most)}")
+        else:
+            text += f"; {left} epochs, about {duration(most)}"
+        if most > LONG_RUN_SECONDS:
+            text += ". " + self._bound_advice()
+        return text
+
+    def _bound_advice(self) -> str:
+        if self.resumable:
+            if self.config.time_limit is not None:
+                return (f"--time-limit {self.config.time_limit:g} pauses it at an epoch boundary; run again with "
+                        "--resume to go on")
+            return ("To spend at most an hour per call: --resume --time-limit 3600 (exit 3 when paused; run the "
+                    "same command again to go on)")
+        return (f"To bound it: --epochs N or --patience N ({self.model} cannot pause and resume, so --time-limit "
+                "does not apply)")
 
 
 class Trainer(Protocol):

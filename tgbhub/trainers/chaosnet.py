@@ -28,7 +28,7 @@ import numpy as np
 from tgbhub.baselines.trajectory import RolloutSubmission
 from tgbhub.errors import InvalidNameError, NotFittedError
 from tgbhub.progress import Progress, counter
-from tgbhub.trainers.base import FitReport, TrainConfig, checked_hparams, register_trainer
+from tgbhub.trainers.base import EpochPace, FitReport, TrainConfig, checked_hparams, register_trainer
 from tgbhub.trainers.resume import (
     Deadline,
     RunIdentity,
@@ -193,6 +193,9 @@ class ChaosNetTrainer:
         batches = len(train) // batch  # drop_last, as upstream
         if settings["limit_batches"]:
             batches = min(batches, settings["limit_batches"])
+        sync = torch.cuda.synchronize if self._device().type == "cuda" else None
+        pace = EpochPace(self.model_name, self.config, epochs=settings["epochs"], patience=settings["patience"],
+                         batches=batches, report=report, first_epoch=first, resumable=self.resumable, sync=sync)
         for epoch in range(first, settings["epochs"]):
             tick = time.perf_counter()
             module.train()
@@ -202,6 +205,7 @@ class ChaosNetTrainer:
             for b in range(batches):
                 x, y = train.gather(order[b * batch:(b + 1) * batch])
                 total += step(x, y).detach()
+                pace.batch(epoch, b + 1)
                 if bar is not None and (b + 1) % SHOW_EVERY == 0:  # a host sync, so only now and then
                     bar.update(SHOW_EVERY)
                     bar.set_postfix_str(f"train mse {float(total) / (b + 1):.4f}")

@@ -297,6 +297,7 @@ class EventTrainer(HistoryTrainer):
         queries = EventQueries(torch, dataset, task, "val", self.device)  # on the device once, reset every epoch
         best: tuple[dict[str, Tensor], dict[int, dict[str, Any] | None]] | None = None
         stale = 0
+        self._start_pace(settings, report, len(batches))
         for epoch in range(settings["epochs"]):
             tick = time.perf_counter()
             loss = self._train_epoch(torch, optimiser, batches, train[0], dst_range, generator, epoch,
@@ -349,6 +350,8 @@ class EventTrainer(HistoryTrainer):
             optimiser.step()
             module.after_step()
             total += loss.detach()
+            if self.pace is not None:
+                self.pace.batch(epoch, step)
             if bar is not None:
                 if step % PROGRESS_EVERY == 0 or step == len(batches):
                     label = f"loss {float(total) / step:.4f}"

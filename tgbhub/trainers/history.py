@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from tgbhub.errors import IntegrityError, InvalidNameError, NotFittedError
-from tgbhub.trainers.base import FitReport, TrainConfig
+from tgbhub.trainers.base import EpochPace, FitReport, TrainConfig
 from tgbhub.trainers.torchutil import isolated_rng, require_torch, resolve_device
 
 if TYPE_CHECKING:
@@ -51,6 +51,8 @@ class HistoryTrainer:
         self._boundaries: dict[int, History | None] = {0: None}
         #: the unit the module's live history is at (``None``: not a usable position, seek a boundary)
         self._position: int | None = None
+        #: the running fit's time estimate (:meth:`_start_pace`); its train passes report each unit to it
+        self.pace: EpochPace | None = None
 
     # ------------------------------------------------------------------------------------------------ subclasses
 
@@ -81,6 +83,17 @@ class HistoryTrainer:
         raise NotImplementedError
 
     # -------------------------------------------------------------------------------------------------- shared
+
+    def _start_pace(self, settings: Mapping[str, Any], report: FitReport, units: int) -> EpochPace:
+        """The fit's time estimate (:class:`~tgbhub.trainers.base.EpochPace`) over ``units`` train units an epoch,
+        kept in :attr:`pace` for the train passes to report to; made right before the first epoch starts."""
+        sync = None
+        if self.device is not None and self.device.type == "cuda":
+            sync = require_torch(f"training {self.model_name}").cuda.synchronize
+        self.pace = EpochPace(self.model_name, self.config, epochs=settings["epochs"], patience=settings["patience"],
+                              batches=units, report=report, resumable=bool(getattr(self, "resumable", False)),
+                              sync=sync)
+        return self.pace
 
     def _network(self) -> Any:
         """The network ``fit`` or :meth:`restore` built.

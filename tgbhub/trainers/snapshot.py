@@ -381,6 +381,7 @@ class SnapshotTrainer(HistoryTrainer):
         queries = self._query_set(torch, dataset, task, "val")  # on the device once, reset every epoch
         best_loss, stale = math.inf, 0
         best: tuple[dict[str, Tensor], dict[int, History | None]] | None = None
+        self._start_pace(settings, report, steps)
         for epoch in range(settings["epochs"]):
             tick = time.perf_counter()
             loss = self._train_epoch(torch, optimiser, train_start, train_start + steps, epoch, settings["epochs"])
@@ -438,6 +439,8 @@ class SnapshotTrainer(HistoryTrainer):
             else:
                 with torch.no_grad():
                     module.observe(t, src, dst)  # nothing to learn from; the history still moves on
+            if self.pace is not None:
+                self.pace.batch(epoch, t - start + 1)
             if bar is not None:
                 if trained and (trained % PROGRESS_EVERY == 0 or t == stop - 1):
                     label = f"loss {float(total) / trained:.4f}"

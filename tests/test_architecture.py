@@ -63,7 +63,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "api": ("tgbhub.api",),
     # on top of the API; they may import each other
     "applications": ("tgbhub.scale", "tgbhub.training", "tgbhub.publish", "tgbhub.protocols", "tgbhub.results",
-                     "tgbhub.site", "tgbhub.compat"),
+                     "tgbhub.site", "tgbhub.compat", "tgbhub.plot"),
     # the package's face (the API re-exported, the applications' entry points lazily) and the command line
     "roots": ("tgbhub.__init__", "tgbhub.cli"),
 }

@@ -138,7 +138,7 @@ def test_the_main_help_fits_one_screen_and_lists_every_command_by_group(capsys) 
     listed = {line.strip().split("  ")[0] for line in lines if line.startswith("    ")}
     listed |= {" ".join(line.split()[:2]) for line in lines if line.startswith("    ")}
     assert set(COMMANDS) <= listed
-    for group in ("datasets:", "grading:", "training:", "hub:", "results:", "site:"):
+    for group in ("datasets:", "grading and training:", "hub:", "results:", "site and figures:"):
         assert f"  {group}" in lines
 
 

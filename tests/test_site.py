@@ -32,6 +32,7 @@ class Page(HTMLParser):
         self.text: list[str] = []
         self.links: list[str] = []
         self.images: list[str] = []
+        self.alts: list[str] = []
         self.problems: list[str] = []
         self._open: list[str] = []
         self.feed(text)
@@ -45,6 +46,7 @@ class Page(HTMLParser):
             self.links.append(str(found["href"]))
         if tag == "img":
             self.images.append(str(found.get("src")))
+            self.alts.append(str(found.get("alt")))
         if tag not in VOID:
             self._open.append(tag)
 
@@ -68,11 +70,11 @@ def read(path: Path) -> Page:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The T-GRAB site, built by the command with figures, over a cache holding only SMALL."""
+    """The T-GRAB site, built by the command (figures are drawn by default), over a cache holding only SMALL."""
     cache = tmp_path_factory.mktemp("site-cache")
     api.load_dataset(SMALL, cache_dir=cache, offline=True)
     out = tmp_path_factory.mktemp("site") / "out"
-    code = cli.main(["site", "build", str(out), "--family", "t-grab", "--with-figures", "--cache-dir", str(cache),
+    code = cli.main(["site", "build", str(out), "--family", "t-grab", "--cache-dir", str(cache),
                      "--offline", "--quiet"])
     assert code == 0
     return out
@@ -110,10 +112,14 @@ def test_a_dataset_page_shows_its_files_hashes_and_a_load_snippet(site: Path) ->
     assert any("~" in href for href in page.links)
 
 
-def test_a_cached_dataset_gets_its_figure(site: Path) -> None:
+def test_a_cached_dataset_gets_its_figures(site: Path) -> None:
     page = read(site / "datasets/t-grab/pdet-2-1.html")
-    assert page.images == ["pdet-2-1.png"]
-    assert (site / "datasets/t-grab/pdet-2-1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    kinds = ("activity", "appearance", "traffic", "degree", "novelty")
+    assert page.images == [f"pdet-2-1.{kind}.png" for kind in kinds]
+    assert len(page.alts) == len(kinds)
+    assert all(a.startswith(("Events", "Temporal", "Degree", "Node")) and SMALL in a for a in page.alts)
+    for image in page.images:
+        assert (site / "datasets/t-grab" / image).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_a_variant_page_links_its_parent(site: Path) -> None:

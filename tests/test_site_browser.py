@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.results_repos import commit_to_hub, graded_files
-from tgbhub import api, cli
+from tgbhub import api, cli, plot
 
 ROOT = Path(__file__).resolve().parent.parent
 TGRAB = ("pdet-2-1", "ce-4")
@@ -123,8 +123,9 @@ def test_page_renders_without_console_errors_and_every_link_resolves(label: str,
         assert answer.status_code < 400, (target, answer.status_code)
     # no network here: a link leaving the hub is only checked to be one a browser can follow
     assert all(t.startswith(("https://", "http://")) for t in targets - set(local) if not t.startswith(hub_url))
-    if label in ("dataset-tgrab", "dataset-chaosnet"):
-        assert len(images) == 1  # the figure drawn from the data
+    if label in ("dataset-tgrab", "dataset-chaosnet"):  # every figure that applies, drawn from the data, with alt text
+        assert len(images) == len(plot.kinds_for(api.resolve(heading))) > 0
+        assert all(image.get_attribute("alt") for image in images)
     if label == "leaderboard":
         rows = browser.find_elements(By.CSS_SELECTOR, "#leaderboard tr")
         assert [r.get_attribute("class") for r in rows[1:]] == ["ranked", "ranked", "rejected"]

@@ -26,7 +26,7 @@ from tgbhub.config import output_folder
 from tgbhub.errors import TgbhubError
 from tgbhub.evaluate.graded import Graded
 
-GROUP = "grading"
+GROUP = "grading and training"
 
 
 def write_record(args: argparse.Namespace, graded: Graded) -> None:

@@ -27,9 +27,9 @@ def run_serve(args: argparse.Namespace) -> int:
     from tgbhub.site.live import serve_hub  # only the server needs it
 
     serve_hub(args.root, port=args.port, host=args.host, state_dir=args.state_dir, site=args.site,
-              live=not args.no_site, cache_dir=args.cache_dir, header_timeout=args.header_timeout,
-              idle_timeout=args.idle_timeout, max_connections=args.max_connections, workers=args.workers,
-              max_body_bytes=args.max_body_bytes)
+              live=not args.no_site, cache_dir=args.cache_dir, figures=not args.no_figures,
+              header_timeout=args.header_timeout, idle_timeout=args.idle_timeout,
+              max_connections=args.max_connections, workers=args.workers, max_body_bytes=args.max_body_bytes)
     return 0
 
 
@@ -61,6 +61,8 @@ def register(commands: argparse._SubParsersAction) -> list[tuple[str, str]]:
                        "default: build one at start into the state folder, with the leaderboards of "
                        "ROOT/datasets/<org>/results if that repo exists")
     serve.add_argument("--no-site", action="store_true", help="serve the Hub API only")
+    serve.add_argument("--no-figures", action="store_true", help="build the site without figures (by default every "
+                       "dataset the cache holds gets its figures, reused from the cache when unchanged)")
     _add_limits(serve)
     return listed(publishing, serve)
 

@@ -11,7 +11,7 @@ from tgbhub.cli.grammar import add_dataset, command, listed
 from tgbhub.cli.output import print_json, print_result
 from tgbhub.errors import InvalidNameError
 
-GROUP = "training"
+GROUP = "grading and training"
 
 #: how long a run takes and how to bound it: the part of ``tgbhub train --help`` after the options
 EPILOG = """\

@@ -309,6 +309,7 @@ def _wait_ready(process: subprocess.Popen[bytes], host: str, port: int, log: Pat
     tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
     state = f"exited with code {process.returncode}" if process.poll() is not None else f"not ready in {timeout} s"
     raise HubServerError(f"olah {state} on {host}:{port}; its log ends with:\n{tail}\nCheck that the port is free "
-                         "and that olah is installed in this environment (in your tgbhub checkout: pip install -e '.[serve]').")
+                         "and that olah is installed in this environment (in your tgbhub checkout: pip install -e "
+                         "'.[serve]').")
 
 

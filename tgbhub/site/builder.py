@@ -5,7 +5,7 @@ Layout of the output folder (every link between pages is relative, so the folder
 
     index.html                          families with counts, a table per family, its variants folded away
     datasets/<family>/<name>.html       one page per dataset (bundled or imported manifest, or derived-index entry)
-    datasets/<family>/<name>.png        its figure, when drawn (``with_figures`` and the dataset is in the cache)
+    datasets/<family>/<name>.<kind>.png its figures (activity, degree, ...), when the cache holds the dataset
     imports/<family>/<name>.html        how to import a benchmark's dataset this cache does not hold yet
     leaderboards/<family>/<name>/<task>.html   one per task of a dataset page and per board of the results repo
     records/<family>/<name>/<task>/<id>.json   the grader's record of each leaderboard row, copied byte for byte
@@ -21,22 +21,18 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from tgbhub import api, config
-from tgbhub.errors import CacheWriteError, MissingExtraError, TgbhubError, UnsupportedTaskError, human_bytes
+from tgbhub.errors import CacheWriteError, MissingExtraError, human_bytes
 from tgbhub.manifest import Manifest, plain
 from tgbhub.registry import natural_key
 from tgbhub.site.boards import Board, Results, read_results
+from tgbhub.site.figures import Figures, PageFigure, site_figures
 from tgbhub.version import __version__
 
 if TYPE_CHECKING:
     import jinja2
-    from matplotlib.axes import Axes
-
-    from tgbhub.data import TemporalGraphDataset, TrajectoryDataset
 
 #: the folder of the templates inside the package (package data: the wheel ships the whole tgbhub folder)
 TEMPLATES = "templates"
@@ -46,31 +42,38 @@ _UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
 @dataclass(frozen=True)
 class SiteReport:
-    """What :func:`build_site` wrote: the output folder, every page (relative paths), the datasets whose figure was
-    drawn, and why a cached dataset's figure was not (``name -> reason``)."""
+    """What :func:`build_site` wrote: the output folder, every page (relative paths), the datasets whose figures are
+    on their page, why a cached dataset's were not (``name -> reason``), and how many figures were drawn now and how
+    many reused from the cache's figure store."""
 
     out: Path
     pages: tuple[str, ...]
     figures: tuple[str, ...]
     figures_skipped: Mapping[str, str]
+    figures_drawn: int = 0
+    figures_reused: int = 0
 
 
-def build_site(out: str | os.PathLike[str], *, family: str | None = None, with_figures: bool = False,
-               cache_dir: str | os.PathLike[str] | None = None,
-               results: str | os.PathLike[str] | None = None) -> SiteReport:
+def build_site(out: str | os.PathLike[str], *, family: str | None = None, figures: bool = True,
+               require_figures: bool = False, cache_dir: str | os.PathLike[str] | None = None,
+               results: str | os.PathLike[str] | None = None, figure_workers: int | None = None) -> SiteReport:
     """Write the catalogue's static site into ``out`` (created if missing; pages already there are overwritten).
 
-    ``family`` limits the site to one family (``tgb`` included). With ``with_figures`` each dataset the cache at
-    ``cache_dir`` already holds gets one figure drawn from its data (events per snapshot of a temporal graph, one
-    initial condition's trajectory of a trajectory dataset); nothing is built or downloaded for it, so a figure of a
-    dataset not in the cache is left out with a note on its page (``tgbhub get NAME`` first).
+    ``family`` limits the site to one family (``tgb`` included). With ``figures`` (the default) each dataset the cache
+    at ``cache_dir`` already holds gets every figure :mod:`tgbhub.plot` draws for its kind, each with its alt text;
+    nothing is built or downloaded for a figure, so a dataset not in the cache has a note on its page instead
+    (``tgbhub get NAME`` first). Figures are kept in the cache by the dataset's content digest
+    (:mod:`tgbhub.site.figures`): a rebuild draws only what changed. Without matplotlib the figures are left out
+    with a :class:`~tgbhub.site.figures.FigureWarning`, unless ``require_figures`` asks for them. Datasets to draw
+    are spread over ``figure_workers`` processes (default: one per CPU, up to 8, from 4 datasets on).
 
     Every task of a dataset page gets a leaderboard page, filled from ``results`` (a results repo: a folder with
     ``leaderboards/``, or the git repo ``tgbhub leaderboard update`` writes) when given and holding its board, else
     saying that nobody has submitted yet; each row's grader record is copied into the site and linked.
 
     Raises:
-        MissingExtraError: if jinja2 is not installed (the ``site`` extra).
+        MissingExtraError: if jinja2 is not installed (the ``site`` extra), or with ``require_figures`` matplotlib
+            (the ``plot`` extra).
         InvalidNameError: for a family nobody knows (naming the known ones).
         RecordError: if ``results`` is no results repo or holds a board that breaks the leaderboard contract.
         CacheWriteError: if ``out`` cannot be written (a file in the way, no permission, a full disk).
@@ -85,11 +88,15 @@ def build_site(out: str | os.PathLike[str], *, family: str | None = None, with_f
     found = read_results(results) if results is not None else Results("", {}, {})
     boards = _boards(rows, manifests, found, family)
     target = Path(out)
-    figures, skipped = (_draw_figures(rows, manifests, root, target) if with_figures else ({}, {}))
+    drawn = (site_figures(rows, manifests, root, {row["name"]: page_path(row["name"]) for row in rows
+                                                  if _page_kind(row) != "import"}, required=require_figures,
+                          workers=figure_workers)
+             if figures or require_figures else Figures())
     pages: dict[str, str | bytes] = {"index.html": environment.get_template("index.html").render(
         _index_context(rows, manifests, variants, family, boards))}
+    pages.update(drawn.files)
     for row in rows:
-        path, template, context = _page(row, manifests, variants, figures, skipped, with_figures, boards)
+        path, template, context = _page(row, manifests, variants, drawn, figures or require_figures, boards)
         pages[path] = environment.get_template(template).render(context)
     listed = {row["name"]: page_path(row["name"], _page_kind(row)) for row in rows}
     for (name, task), board in boards.items():
@@ -99,8 +106,9 @@ def build_site(out: str | os.PathLike[str], *, family: str | None = None, with_f
             if board_row["record"]:
                 pages[board_row["record"]] = found.records[board_row["record"]]
     _write(target, pages)
-    return SiteReport(out=target, pages=tuple(pages), figures=tuple(sorted(figures)),
-                      figures_skipped=dict(sorted(skipped.items())))
+    return SiteReport(out=target, pages=tuple(p for p in pages if p not in drawn.files),
+                      figures=tuple(sorted(drawn.pages)), figures_skipped=dict(sorted(drawn.skipped.items())),
+                      figures_drawn=drawn.drawn, figures_reused=drawn.reused)
 
 
 def _environment() -> jinja2.Environment:
@@ -241,7 +249,7 @@ def _parent_name(row: Mapping[str, Any]) -> str:
 
 
 def _page(row: Mapping[str, Any], manifests: Mapping[str, Manifest], variants: Mapping[str, list[Mapping[str, Any]]],
-          figures: Mapping[str, str], skipped: Mapping[str, str], with_figures: bool,
+          drawn: Figures, with_figures: bool,
           boards: Mapping[tuple[str, str], Board | None]) -> tuple[str, str, dict[str, Any]]:
     """``(path, template, context)`` of one dataset's page."""
     name, kind = row["name"], _page_kind(row)
@@ -258,10 +266,12 @@ def _page(row: Mapping[str, Any], manifests: Mapping[str, Manifest], variants: M
             **base, "parent": parent, "parent_href": f"{parent.split('/', 1)[1]}.html",
             "parent_listed": parent in manifests, "transform": json.dumps(row["transform"], indent=1, sort_keys=True),
             "entry": api.registry().derived(name, row["version"]), "snippet": _snippet(f"{name}@{row['version']}"),
-            "citation": manifests[parent].raw.get("citeAs") if parent in manifests else None}
+            "citation": manifests[parent].raw.get("citeAs") if parent in manifests else None,
+            "figures": _figure_list(drawn.pages.get(name)),
+            "figure_note": _figure_note(row, drawn.skipped, with_figures)}
     return page_path(name), "dataset.html", _dataset_context(
-        manifests[name], row, variants.get(name, []), figures.get(name), _figure_note(row, skipped, with_figures),
-        links)
+        manifests[name], row, variants.get(name, []), drawn.pages.get(name), _figure_note(row, drawn.skipped,
+                                                                                          with_figures), links)
 
 
 def render_dataset(manifest: Manifest, status: str = "unknown") -> str:
@@ -277,10 +287,11 @@ def render_dataset(manifest: Manifest, status: str = "unknown") -> str:
 
 
 def _dataset_context(manifest: Manifest, row: Mapping[str, Any], variants: Sequence[Mapping[str, Any]],
-                     figure: str | None, figure_note: str, boards: Mapping[str, Mapping[str, Any]]
+                     figures: Sequence[PageFigure] | None, figure_note: str, boards: Mapping[str, Mapping[str, Any]]
                      ) -> dict[str, Any]:
     return {"root": "../../", "title": manifest.name, "version": __version__, "row": dict(row),
-            **_manifest_context(manifest), "figure": figure, "figure_note": figure_note, "boards": boards,
+            **_manifest_context(manifest), "figures": _figure_list(figures), "figure_note": figure_note,
+            "boards": boards,
             "variants": [{**v, "href": f"{v['name'].split('/', 1)[1]}.html"} for v in variants]}
 
 
@@ -320,14 +331,19 @@ def _snippet(reference: str) -> str:
     return f"import tgbhub\n\ndataset = tgbhub.load_dataset({json.dumps(reference)})\n"
 
 
+def _figure_list(figures: Sequence[PageFigure] | None) -> list[dict[str, str]]:
+    """The figures a page shows, as the templates read them (``src``, ``alt``, ``title``, ``kind``)."""
+    return [{"src": f.src, "alt": f.alt, "title": f.title, "kind": f.kind} for f in figures or ()]
+
+
 def _figure_note(row: Mapping[str, Any], skipped: Mapping[str, str], with_figures: bool) -> str:
     """Why a page has no figure (shown only when it has none)."""
     if row["name"] in skipped:
         return f"No figure: {skipped[row['name']]}"
     if not with_figures:
-        return "No figure: this site was built without --with-figures."
+        return "No figure: this site was built with --no-figures."
     return (f"No figure: {row['name']} is not in the cache this site was built with; `tgbhub get {row['name']}` "
-            "it, then build the site again with --with-figures.")
+            "it, then build the site again.")
 
 
 def _flat(mapping: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -358,95 +374,6 @@ def _number(value: Any) -> str:
 def _size(size: int | None) -> str:
     """``1536`` -> ``'1.5 KiB'`` (:func:`~tgbhub.errors.human_bytes`); ``None`` as an em dash."""
     return "\u2014" if size is None else human_bytes(size)
-
-
-# --- figures: drawn only from data already in the cache --------------------------------------------------------
-
-
-def _draw_figures(rows: Sequence[Mapping[str, Any]], manifests: Mapping[str, Manifest], root: Path, out: Path
-                  ) -> tuple[dict[str, str], dict[str, str]]:
-    """``(name -> figure file name, name -> why not)`` for every dataset page whose dataset the cache holds."""
-    drawn: dict[str, str] = {}
-    skipped: dict[str, str] = {}
-    for row in rows:
-        if row["name"] not in manifests or row["status"] not in ("cached", "imported"):
-            continue  # never build or download for a figure: the site shows what this cache holds
-        name = row["name"]
-        # not Path.with_suffix: a name like k0.5-rho0.05-n8 has dots of its own
-        path = out / f"{page_path(name).removesuffix('.html')}.png"
-        try:
-            drawn[name] = draw_figure(manifests[name], root, path).name
-        except MissingExtraError as exc:
-            skipped[name] = str(exc)
-        except CacheWriteError:
-            raise
-        except TgbhubError as exc:  # a damaged entry or an unsupported kind: the page says so, the site still builds
-            skipped[name] = f"the cached data could not be drawn: {exc}"
-    return drawn, skipped
-
-
-def draw_figure(manifest: Manifest, root: Path, path: Path) -> Path:
-    """Draw one figure of a cached dataset into ``path`` (PNG): events per snapshot (per time bin for continuous
-    time) of a temporal graph, the first initial condition's trajectory of a trajectory dataset.
-
-    Raises:
-        MissingExtraError: if matplotlib is not installed (the ``plot`` extra).
-        UnsupportedTaskError: for a dataset kind with no figure.
-        CacheWriteError: if the file cannot be written.
-        IntegrityError, SourceUnavailableError: as :func:`tgbhub.load_dataset` (offline, from the cache).
-    """
-    try:
-        import matplotlib
-        matplotlib.use("Agg")  # files only: never open a window
-        import matplotlib.pyplot as plt
-    except ModuleNotFoundError as exc:
-        raise MissingExtraError("matplotlib", "plot", "a dataset page's figure (`tgbhub site build --with-figures`)"
-                                ) from exc
-    kind = manifest.graph.get("kind")
-    if kind not in ("temporal-graph", "trajectories"):
-        raise UnsupportedTaskError(f"the site draws no figure for {kind} datasets ({manifest.name}); its page shows "
-                                   "its manifest only")
-    dataset = api.load_dataset(manifest.name, manifest.version, cache_dir=root, offline=True)
-    figure, axes = plt.subplots(figsize=(8, 3), dpi=100)
-    try:  # the kind picks the dataset's class (tgbhub.data.open_dataset)
-        if kind == "temporal-graph":
-            _plot_events(axes, np.asarray(cast("TemporalGraphDataset", dataset).t),
-                         manifest.graph.get("time") == "discrete")
-        else:
-            _plot_trajectory(axes, cast("TrajectoryDataset", dataset), manifest)
-        axes.set_title(f"{manifest.name}@{manifest.version}")
-        figure.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        figure.savefig(path, format="png", metadata={"Software": None})  # no version stamp: rebuilds compare equal
-    except OSError as exc:
-        raise CacheWriteError("a site figure", exc) from exc
-    finally:
-        plt.close(figure)
-    return path
-
-
-def _plot_events(axes: Axes, t: np.ndarray, discrete: bool) -> None:
-    if discrete:  # one count per snapshot, empty snapshots included
-        counts = np.bincount(t) if t.size else np.zeros(0, dtype=np.int64)
-        axes.plot(np.arange(counts.size), counts, linewidth=0.8)
-        axes.set_xlabel("snapshot")
-        axes.set_ylabel("events")
-        return
-    axes.hist(t, bins=200)  # continuous time (seconds): counting per value would give one bar per event
-    axes.set_xlabel("t")
-    axes.set_ylabel("events per bin (200 bins)")
-
-
-def _plot_trajectory(axes: Axes, dataset: TrajectoryDataset, manifest: Manifest) -> None:
-    states = np.asarray(dataset.states[0])  # the first initial condition: (steps, variables)
-    names = list(manifest.graph.get("variables", ()))
-    steps = min(states.shape[0], 400)  # a few hundred steps read clearly; the whole run is a blur
-    # the first site's two variables (blocked order: q_1 first, p_1 half-way); dots, since values wrap modulo 2 pi
-    for column in sorted({0, states.shape[1] // 2}):
-        label = names[column] if column < len(names) else str(column)
-        axes.plot(np.arange(steps), states[:steps, column], ".", markersize=2, label=label)
-    axes.set_xlabel(f"step (initial condition 0, first {steps} steps)")
-    axes.legend(loc="upper right", fontsize="small")
 
 
 # --- the one place that writes ---------------------------------------------------------------------------------

@@ -30,9 +30,10 @@ class LiveSite:
     """The catalogue site of the ``git:`` hub ``hub`` (a running :class:`~tgbhub.hub.serve.LocalHub`), built into its
     state folder. The constructor does no I/O: :meth:`build` does the first build."""
 
-    def __init__(self, hub: LocalHub, cache_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, hub: LocalHub, cache_dir: str | os.PathLike[str] | None = None, figures: bool = True) -> None:
         self.hub = hub
         self.cache_dir = cache_dir
+        self.figures = figures
         self.folder: Path | None = None
         self.head: str | None = None
         self._builds = 0
@@ -54,7 +55,7 @@ class LiveSite:
         self._builds += 1
         folder = self.hub.state_dir / f"site-{os.getpid()}-{self.hub.url.rsplit(':', 1)[1]}-{self._builds}"
         try:
-            build_site(folder, cache_dir=self.cache_dir, results=results)
+            build_site(folder, cache_dir=self.cache_dir, results=results, figures=self.figures)
         except TgbhubError as exc:  # jinja2 missing, a malformed results repo: the Hub API is still worth serving
             shutil.rmtree(folder, ignore_errors=True)
             self.head = head  # said once; the next commit to the results repo is tried again
@@ -86,7 +87,7 @@ class LiveSite:
 
 def serve_hub(root: str | os.PathLike[str], *, port: int = 8090, host: str = "127.0.0.1",
               state_dir: str | os.PathLike[str] | None = None, site: str | os.PathLike[str] | None = None,
-              live: bool = True, cache_dir: str | os.PathLike[str] | None = None,
+              live: bool = True, cache_dir: str | os.PathLike[str] | None = None, figures: bool = True,
               header_timeout: float = HEADER_TIMEOUT, idle_timeout: float = IDLE_TIMEOUT,
               max_connections: int | None = None, workers: int = WORKERS,
               max_body_bytes: int = MAX_BODY_BYTES) -> None:
@@ -101,6 +102,8 @@ def serve_hub(root: str | os.PathLike[str], *, port: int = 8090, host: str = "12
         site: a ``tgbhub site build`` folder to serve as it is.
         live: without ``site``, build the site and keep it as fresh as the results repo.
         cache_dir: the cache root the site is built from.
+        figures: draw the figures of every dataset the cache holds into the built site (reused from the cache when
+            unchanged).
         header_timeout, idle_timeout, max_connections, workers, max_body_bytes: what one client may take of the
             server, as :func:`~tgbhub.hub.serve.start_local_hub` takes them (``docs/hubs.md``, "Limits").
 
@@ -117,7 +120,7 @@ def serve_hub(root: str | os.PathLike[str], *, port: int = 8090, host: str = "12
     with start_local_hub(root, port=port, host=host, state_dir=state_dir, site=site, header_timeout=header_timeout,
                          idle_timeout=idle_timeout, max_connections=max_connections, workers=workers,
                          max_body_bytes=max_body_bytes) as hub:
-        fresh = LiveSite(hub, cache_dir) if site is None and live else None
+        fresh = LiveSite(hub, cache_dir, figures) if site is None and live else None
         if fresh is not None:
             fresh.build()
         shown = f"  the catalogue site: {hub.url}/\n" if hub.site is not None else ""

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import functools
 import json
 import sys
 import tarfile
@@ -281,17 +280,15 @@ def reproduction_step(model: str, instance: str, seed: int) -> Step:
     return Step(key, "reproduction", act, resumable=True)
 
 
-@functools.cache
-def _published_table() -> tuple[dict[str, Any], ...]:
-    return tuple(json.loads((HERE.parent / "docs" / "figures" / "training-runs.json").read_text())["published"])
-
-
 def published(model: str, instance: str) -> dict[str, Any] | None:
-    """Upstream's 3-seed mean and std for ``(model, instance)`` (docs/figures/training-runs.json), or ``None``."""
-    for row in _published_table():
-        if row["dataset"] == instance and row["model"] == model:
-            return {k: v for k, v in row.items() if k not in ("dataset", "model")}
-    return None
+    """Upstream's 3-seed mean and std for ``(model, instance)`` (:data:`tgbhub.results.reproductions.PUBLISHED`), as
+    ``{metric}_mean`` / ``{metric}_std``, or ``None``."""
+    from tgbhub.results.reproductions import PUBLISHED
+
+    found = PUBLISHED.get((instance, model))
+    if found is None:
+        return None
+    return {f"{metric}_{stat}": value for metric, stats in found.metrics.items() for stat, value in stats.items()}
 
 
 def plan(limits: Limits) -> list[Step]:

@@ -592,3 +592,110 @@ def test_a_foreign_meta_cannot_rename_a_graded_row_and_updates_are_idempotent(ho
         ("edgebank", "ranked", honest["record"]), ("thief", "rejected", "")]
     again = _head(root, "results")
     assert update(f"git:{root}", cache_dir=cache, offline=True).commit is None and _head(root, "results") == again
+
+
+# --- trained reproductions: `leaderboard seed --trained` --------------------------------------------------------
+
+MINI = "chaosnet/mini-k2.0-rho0.1-n8"
+
+
+def test_the_reproduction_catalogue_names_what_runs_and_what_was_published() -> None:
+    """By default: ChaosNet DLinear and LSTM on the instances with published numbers (each run carries its number),
+    T-GRAB GC-LSTM and TGN bounded in epochs on small datasets; the numbers are upstream's as the docs quote them."""
+    from tgbhub.results import reproductions
+
+    planned = reproductions.plan()
+    chaosnet = [r for r in planned if r.dataset.startswith("chaosnet/")]
+    tgrab = [r for r in planned if r.dataset.startswith("t-grab/")]
+    assert {(r.dataset, r.model) for r in chaosnet} == {(d, m) for d in ("chaosnet/k0.5-rho0.3-n8",
+                                                                         "chaosnet/k2.0-rho0.2-n8")
+                                                        for m in ("dlinear", "lstm")}
+    assert all(r.published is not None and r.epochs is None and r.seeds == (42, 43, 44) for r in chaosnet)
+    assert {r.model for r in tgrab} == {"gclstm", "tgn"} and all(r.epochs == reproductions.TGRAB_EPOCHS
+                                                                 and r.published is None for r in tgrab)
+    for name in {r.dataset for r in planned}:
+        api.resolve(name)  # every catalogued dataset exists
+    quoted = json.loads((Path(__file__).parents[1] / "docs" / "figures" / "training-runs.json").read_text())
+    for row in quoted["published"]:
+        found = reproductions.PUBLISHED[(row["dataset"], row["model"])].metrics
+        assert (found["test_mse"]["mean"], found["test_mse"]["std"], found["vpt"]["mean"]) == (
+            row["test_mse_mean"], row["test_mse_std"], row["vpt_mean"])
+    narrowed = reproductions.plan("t-grab", models=["tgn"], seeds=[1], epochs=2)
+    assert [(r.model, r.seeds, r.epochs) for r in narrowed] == [("tgn", (1,), 2)] * 2
+    for bad, words in (({"family": "tgb"}, "has no trained reproductions"),
+                       ({"datasets": ["t-grab/pdet-2-1"], "models": ["dlinear"]}, "'dlinear'"),
+                       ({"datasets": ["tgb/tgbl-wiki"]}, "'tgb/tgbl-wiki'"), ({"seeds": []}, "--seeds"),
+                       ({"epochs": 0}, "--epochs 0")):
+        with pytest.raises(tgbhub.InvalidNameError, match=words):
+            reproductions.plan(**bad)
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_seed_trained_puts_reproductions_beside_the_heuristics(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`leaderboard seed --trained` trains each configured run, writes its record (with the paper's number where
+    one is published) and submits all in one commit; after `update` a ChaosNet and a T-GRAB board each rank a
+    verified trained row, its seeds joined, beside the heuristics."""
+    pytest.importorskip("torch")
+    pytest.importorskip("torch_geometric")
+    from tgbhub.errors import RecordError
+    from tgbhub.results import reproductions
+    from tgbhub.results.leaderboards import RUN_RECORD, seed_baselines, seed_trained
+
+    cache, root, hub = tmp_path / "cache", tmp_path / "hub", f"git:{tmp_path / 'hub'}"
+    publish("chaosnet", "1.1.0", parse_target(hub), datasets=[MINI.split("/")[1]], cache_dir=cache)
+    publish("t-grab", "1.0.0", parse_target(hub), datasets=["pdet-2-1"], cache_dir=cache)
+    heuristics = [*seed_baselines(hub, family="chaosnet", datasets=[MINI], models=["persistence"], cache_dir=cache,
+                                  offline=True),
+                  *seed_baselines(hub, datasets=[NAME], models=["edgebank"], cache_dir=cache, offline=True)]
+    # a published number for the mini instance, so the run shows where the paper's number goes
+    quoted = reproductions.Published({"vpt": {"mean": 1.5}}, "a test's quote", 3)
+    monkeypatch.setitem(reproductions.PUBLISHED, (MINI, "dlinear"), quoted)
+    common = ["--cache-dir", str(cache), "--offline", "--quiet", "leaderboard", "seed", "--hub", hub]
+    runs = tmp_path / "runs"
+    assert main([*common, "--trained", "--datasets", MINI, "--models", "dlinear,lstm", "--seeds", "42,43",
+                 "--epochs",
+                 "1", "--limit-batches", "3", "--device", "cpu", "--out", str(runs), "--json"]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert [item["status"] for item in done] == ["submitted"] * 4 and len({item["commit"] for item in done}) == 1
+    record = records.read_record(runs / f"{MINI.replace('/', '-')}-dlinear-s42" / RUN_RECORD)
+    assert record["reproduction"]["published"] == quoted.to_json()
+    assert record["reproduction"]["paper"] == reproductions.CHAOSNET_PAPER and record["model"]["seed"] == 42
+    assert records.read_record(runs / f"{MINI.replace('/', '-')}-lstm-s43" / RUN_RECORD)["reproduction"][
+        "published"] is None  # none quoted for this instance and model
+    tiny = {"gclstm": {"channels": 8}, "tgn": {"memory_dim": 8, "time_dim": 8, "embedding_dim": 8}}
+    trained = seed_trained(hub, datasets=[NAME], seeds=[1, 2], epochs=1, hparams=tiny, limit_batches=8,
+                           device="cpu", cache_dir=cache, offline=True)
+    assert [(item.dataset, item.task, item.status) for item in trained] == [(f"{NAME}@1.0.0", TASK, "submitted")] * 4
+    # kept runs are submitted as they are, not trained again; a kept run of other settings is refused
+    kept = {"datasets": [MINI], "models": ["dlinear"], "seeds": [42, 43], "out": runs, "cache_dir": cache,
+            "offline": True}
+    again = seed_trained(hub, epochs=1, limit_batches=3, **kept)  # type: ignore[arg-type]
+    assert [item.status for item in again] == ["exists", "exists"]
+    with pytest.raises(RecordError, match="its reproduction is .*delete the folder"):
+        seed_trained(hub, limit_batches=3, **kept)  # type: ignore[arg-type]
+    report = update(hub, cache_dir=cache, offline=True)
+    assert len(report.graded) == 8 + len(heuristics) and not report.rejected and not report.flagged
+    with start_local_hub(root) as served:
+        boards = {name: tgbhub.leaderboard(name, task, endpoint=served.url, cache_dir=tmp_path / "reader")
+                  for name, task in ((MINI, "rollout"), (NAME, TASK))}
+    for name, models, seeds, paper, heuristic in ((MINI, ("dlinear", "lstm"), [42, 43],
+                                                   reproductions.CHAOSNET_PAPER, "persistence"),
+                                                  (NAME, ("gclstm", "tgn"), [1, 2], reproductions.TGRAB_PAPER,
+                                                   "edgebank")):
+        rows = boards[name]
+        assert sorted(row["model"] for row in rows) == sorted([*models, heuristic]), rows
+        for model in models:
+            row = next(r for r in rows if r["model"] == model)
+            assert row["status"] == "ranked" and row["verified"] and not row["flagged"] and row["rank"] in (1, 2, 3)
+            assert json.loads(row["seeds"]) == seeds and row["n"] == 2 and row["paper"] == paper
+            assert row["claimed"] == pytest.approx(row["mean"])  # the claims are the runs' records, re-graded alike
+            assert row["record"].startswith(f"records/{name}/") and row["record"].endswith(".json")
+    heuristic_row = next(r for r in boards[NAME] if r["model"] == "edgebank")
+    assert heuristic_row["paper"] is None and heuristic_row["status"] == "ranked"
+    for wrong, words in ((["--seeds", "1"], "add --trained"), (["--trained", "--runs", str(runs)], "one or the other"),
+                         (["--trained", "--family", "tgb"], "has no trained reproductions"),
+                         (["--trained", "--seeds", "1,x"], "'x' is not an integer seed")):
+        assert main([*common, *wrong]) == 2
+        assert words in capsys.readouterr().err, wrong
+

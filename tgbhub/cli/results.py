@@ -63,23 +63,59 @@ def run_update(args: argparse.Namespace) -> int:
 
 
 def run_seed(args: argparse.Namespace) -> int:
-    """Submit every heuristic baseline of a family, or trained runs (``--runs``), to the hub."""
+    """Submit every heuristic baseline of a family, trained runs (``--runs``), or train the catalogued
+    reproductions and submit them (``--trained``), to the hub."""
     from tgbhub.results import leaderboards
 
-    datasets = name_list(args.datasets, "--datasets", args.family)
+    if args.runs and args.trained:
+        raise InvalidNameError("--runs submits runs trained already; --trained trains the catalogued reproductions "
+                               "and submits them: use one or the other")
+    trained_only = [option for option, value in (("--seeds", args.seeds), ("--epochs", args.epochs),
+                                                 ("--limit-batches", args.limit_batches), ("--out", args.out),
+                                                 ("--device", args.device)) if value is not None]
+    if trained_only and not args.trained:
+        raise InvalidNameError(f"{trained_only[0]} sets how --trained trains; add --trained, or drop "
+                               f"{trained_only[0]}")
+    family = args.family or ("t-grab" if not args.trained else None)
+    datasets = name_list(args.datasets, "--datasets", family or "t-grab")
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
     access = {"org": args.org, "endpoint": args.endpoint, "token": args.token, "cache_dir": args.cache_dir,
               "offline": args.offline or None}
     if args.runs and (datasets or models):
         raise InvalidNameError("--runs submits the trained runs in those folders; --datasets and --models choose "
                                "heuristics to run: use one or the other")
-    done = (leaderboards.seed_runs(args.hub, args.runs, **access) if args.runs else
-            leaderboards.seed_baselines(args.hub, family=args.family, datasets=datasets, models=models, **access))
+    if args.trained:
+        done = leaderboards.seed_trained(args.hub, family=family, datasets=datasets, models=models,
+                                         seeds=_seeds(args.seeds), epochs=args.epochs,
+                                         limit_batches=args.limit_batches, device=args.device or "auto",
+                                         out=args.out, **access)
+    elif args.runs:
+        done = leaderboards.seed_runs(args.hub, args.runs, **access)
+    else:
+        done = leaderboards.seed_baselines(args.hub, family=str(family), datasets=datasets, models=models, **access)
     if args.json:
         return print_json([item.to_json() for item in done])
     for item in done:
         print(terminal_safe(f"{item.status}: {item.dataset} {item.task} {item.folder.rsplit('/', 1)[1]}"))
     return 0
+
+
+def _seeds(text: str | None) -> list[int] | None:
+    """``--seeds 42,43`` as integers.
+
+    Raises:
+        InvalidNameError: for an item that is not an integer.
+    """
+    if text is None:
+        return None
+    seeds = []
+    for word in (w.strip() for w in text.split(",")):
+        try:
+            seeds.append(int(word))
+        except ValueError:
+            raise InvalidNameError(f"--seeds {text!r}: {word!r} is not an integer seed; write e.g. --seeds "
+                                   "42,43,44") from None
+    return seeds
 
 
 def read_old_leaderboard(argv: Sequence[str]) -> list[str]:
@@ -149,14 +185,33 @@ def _add_update(actions: argparse._SubParsersAction) -> Parser:
 
 
 def _add_seed(actions: argparse._SubParsersAction) -> Parser:
-    seeding = command(actions, "seed", "submit a family's baselines or trained runs", run_seed,
-                      description="run and submit every heuristic baseline of a family, or submit trained runs")
+    from tgbhub.results.reproductions import PLANS  # a catalogue of plain values: cheap for --help
+
+    seeding = command(actions, "seed", "submit baselines, trained runs or reproductions", run_seed,
+                      description="run and submit every heuristic baseline of a family, submit trained runs "
+                      "(--runs), or train the catalogued reproductions and submit them (--trained)")
     add_hub_options(seeding, hub_help="git:ROOT or hf: where to submit")
-    seeding.add_argument("--family", default="t-grab", help="the family whose datasets to run (default: %(default)s)")
+    families = ", ".join(PLANS)
+    seeding.add_argument("--family", help="the family whose datasets to run (default: t-grab; with --trained: "
+                         f"every family with reproductions, {families})")
     seeding.add_argument("--datasets", metavar="FAMILY/NAME,...",
-                         help="comma-separated subset, e.g. t-grab/ce-64,t-grab/pdet-2-4 (default: all)")
-    seeding.add_argument("--models", help="comma-separated baselines (default: every baseline of each task)")
+                         help="comma-separated subset, e.g. t-grab/ce-64,t-grab/pdet-2-4 (default: all; with "
+                         "--trained: the catalogue's)")
+    seeding.add_argument("--models", help="comma-separated baselines (default: every baseline of each task; with "
+                         "--trained: the catalogue's, " + "; ".join(",".join(p.models) for p in PLANS.values()) + ")")
     seeding.add_argument("--runs", nargs="+", metavar="DIR", help="instead: submit these trained runs (`tgbhub train "
                          "--out DIR --record DIR/record.json` folders), each with its record as the claim")
+    seeding.add_argument("--trained", action="store_true", help="instead: train the catalogued reproductions "
+                         "(docs/leaderboards.md) and submit each run with its record")
+    seeding.add_argument("--seeds", metavar="S,...", help="with --trained: comma-separated seeds (default: the "
+                         "catalogue's, " + "; ".join(",".join(map(str, p.seeds)) for p in PLANS.values()) + ")")
+    seeding.add_argument("--epochs", type=int, metavar="N", help="with --trained: maximum epochs (default: the "
+                         "catalogue's)")
+    seeding.add_argument("--limit-batches", type=int, metavar="N", help="with --trained: cap train batches per "
+                         "epoch (smoke runs; not comparable to a published number)")
+    seeding.add_argument("--device", help="with --trained: auto (the default: CUDA when present, else CPU), cpu, "
+                         "cuda or cuda:N")
+    seeding.add_argument("--out", metavar="DIR", help="with --trained: keep the run folders here (default: a "
+                         "temporary folder); a folder holding the same run's record is submitted, not trained again")
     seeding.add_argument("--json", action="store_true")
     return seeding

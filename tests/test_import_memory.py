@@ -1,4 +1,4 @@
-"""The TGB importer converts a tgbl release in bounded memory (issue 24): a release of millions of rows is read in
+"""The TGB importer converts a tgbl release in bounded memory: a release of millions of rows is read in
 CSV blocks, its negatives converted without a second copy of TGB's dict, its Parquet written row group by row
 group (that the streamed conversion writes the bytes the whole-table one does: ``test_import_stream.py``).
 

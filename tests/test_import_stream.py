@@ -1,4 +1,4 @@
-"""The streamed TGB import (issue 24) writes the bytes the whole-table import writes, for every tgbl layout: CSV
+"""The streamed TGB import writes the bytes the whole-table import writes, for every tgbl layout: CSV
 blocks of a few KB (dozens of blocks), first-appearance ids numbered across them
 (:class:`generators.tgb.release.BlockNumbering`, merged many times), rows out of time order sorted in place; and
 the whole-table reading (:data:`generators.tgb.tgbl.STREAMED` emptied) is the reference, itself checked against

@@ -1,4 +1,4 @@
-"""The Dask backend (tgbhub.scale, issue 13) against a real LocalCluster of two worker processes on 127.0.0.1."""
+"""The Dask backend (tgbhub.scale) against a real LocalCluster of two worker processes on 127.0.0.1."""
 
 from __future__ import annotations
 

@@ -80,10 +80,10 @@ def _cached_manifest(row: Mapping[str, Any], manifests: Mapping[str, Manifest], 
         return None
     manifest = manifests.get(name)
     if manifest is None:  # a published variant: its manifest was derived into this cache when it was built
-        stored = cache.stored_manifest_path(root, name, version)
-        if not stored.is_file():
+        try:
+            manifest = cached_manifest(f"{name}@{version}", root)
+        except TgbhubError:
             return None
-        manifest = read_manifest(stored)
     if manifest.derived_from is not None:
         parent, _, parent_version = manifest.derived_from.partition("@")
         if not cache.is_complete(root, parent, parent_version):

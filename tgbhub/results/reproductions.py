@@ -149,7 +149,7 @@ def plan(family: str | None = None, datasets: Sequence[str] | None = None, model
             if owner is None or owner not in PLANS or (family is not None and owner != family):
                 raise InvalidNameError(f"dataset {name!r} is not of a family with trained reproductions "
                                        f"({family or known}); name FAMILY/NAME of one of them, e.g. "
-                                       f"{PLANS[family or 'chaosnet'].default_datasets()[0]}")
+                                       f"{PLANS[family or next(iter(PLANS))].default_datasets()[0]}")
             chosen.append((PLANS[owner], name.partition("@")[0]))
     else:
         chosen = [(found, name) for found in PLANS.values() if family in (None, found.family)

@@ -1,6 +1,7 @@
-"""TGN on continuous time by TGB's protocol (tgbhub.trainers.events), on a tiny tgbl-wiki release in TGB's format,
-imported into a temporary cache: batches of events, one-vs-many ranking against the task's own negatives, early
-stopping on val MRR, records that verify, bit-reproducibility, and batched evaluation equal to TGB's per-query loop.
+"""TGN and GraphMixer on continuous time by TGB's protocol (tgbhub.trainers.events), on a tiny tgbl-wiki release in
+TGB's format, imported into a temporary cache: batches of events, one-vs-many ranking against the task's own negatives,
+early stopping on val MRR, records that verify, bit-reproducibility, and batched evaluation equal to TGB's per-query
+loop.
 """
 
 from __future__ import annotations
@@ -20,11 +21,18 @@ from tgbhub import api, cli  # noqa: E402
 from tgbhub.errors import IntegrityError, InvalidNameError, UnsupportedTaskError  # noqa: E402
 from tgbhub.local.imports import import_tgb  # noqa: E402
 from tgbhub.trainers import TrainConfig, load_checkpoint, make_trainer, save_checkpoint  # noqa: E402
-from tgbhub.trainers.events import EventTrainer, TGNRankingTrainer, batch_grid, query_rows, score_queries  # noqa: E402
+from tgbhub.trainers.events import (  # noqa: E402
+    EventTrainer,
+    GraphMixerTrainer,
+    TGNRankingTrainer,
+    batch_grid,
+    query_rows,
+)
 from tgbhub.trainers.snapshot import SnapshotTrainer  # noqa: E402
 
 NAME = "tgb/tgbl-wiki"
 TINY = {"memory_dim": 8, "time_dim": 8, "embedding_dim": 8}
+MIXER = {"neighbors": 5, "time_dim": 8, "embedding_dim": 8, "node_dim": 8, "time_gap": 100, "layers": 1}
 SMOKE = {"epochs": 2, "progress": False, "device": "cpu"}
 
 
@@ -145,8 +153,9 @@ def test_a_batch_of_queries_scores_as_tgbs_loop_over_single_queries(wiki, fitted
     dst = torch.as_tensor(np.asarray(negatives.dst, dtype=np.int64)[first])
     matrix = np.asarray(negatives.negatives)[first]
     neg, valid = torch.as_tensor(np.maximum(matrix, 0).astype(np.int64)), torch.as_tensor(matrix >= 0)
+    times = torch.as_tensor(np.asarray(negatives.t, dtype=np.int64)[first])
     with torch.no_grad():
-        pos, negs = score_queries(torch, module, src, dst, neg, valid)
+        pos, negs = module.query_logits(src, dst, neg, valid, times)
         for i in range(len(first)):  # TGB's test loop: one query, its own subgraph, at a time
             count = int(negatives.count[first[i]])
             query_src = src[i].repeat(1 + count)
@@ -242,3 +251,94 @@ def test_the_fit_says_its_estimate_once_and_keeps_it_in_the_report(wiki, capsys,
     assert "early stopping (patience 5) needs" not in said[0]  # 2 epochs: fewer than patience + 1
     assert "--epochs N or --patience N (tgn cannot pause and resume" in said[0]
     assert report.epoch_estimate is not None and report.epoch_estimate["seconds_per_epoch"] > 600
+
+
+# --- GraphMixer: the same protocol, another network ---------------------------------------------------------------
+
+def test_graphmixer_takes_tgms_settings_and_refuses_what_it_cannot_train(wiki):
+    task = wiki.manifest.task_named("ranking")
+    trainer = make_trainer(task, "graphmixer", TrainConfig(), dataset=wiki)
+    assert isinstance(trainer, GraphMixerTrainer)
+    settings = trainer.hyperparameters()
+    assert settings["model"] == {"neighbors": 20, "time_dim": 100, "embedding_dim": 128, "node_dim": 100,
+                                 "time_gap": 2000, "layers": 2, "dropout": 0.1}  # TGM's graphmixer.py
+    assert (settings["lr"], settings["epochs"], settings["patience"], settings["batch_size"]) == (2e-4, 50, 5, 200)
+    with pytest.raises(InvalidNameError, match="no hyper-parameter 'memory_dim'"):
+        make_trainer(task, "graphmixer", TrainConfig(hparams={"memory_dim": 8})).hyperparameters()
+    snapshots = types.SimpleNamespace(snapshot_splits={"train": (0, 3)}, name="t-grab/x", version="1.0.0")
+    with pytest.raises(UnsupportedTaskError, match="graphmixer trains by TGB's event protocol.*train tgn"):
+        trainer._check(snapshots, task)
+
+
+@pytest.fixture(scope="module")
+def mixed(wiki):
+    task = wiki.manifest.task_named("ranking")
+    trainer = make_trainer(task, "graphmixer", TrainConfig(seed=2, hparams=MIXER, **SMOKE), dataset=wiki)
+    return trainer, trainer.fit(wiki, task)
+
+
+def test_graphmixer_fits_predicts_grades_and_restores(wiki, mixed, tmp_path):
+    task = wiki.manifest.task_named("ranking")
+    trainer, report = mixed
+    assert report.epochs_run == 2 and report.best_val == max(h["val_mrr"] for h in report.history)
+    assert all(h["train_seconds"] > 0 and h["val_seconds"] > 0 for h in report.history)
+    val = trainer.predict(wiki, task, "val")
+    assert _grade(wiki, val, "val")["mrr"] == pytest.approx(report.best_val, rel=1e-9, abs=1e-12)
+    test = trainer.predict(wiki, task, "test")
+    path = save_checkpoint(tmp_path / "mixer.pt", trainer, config=trainer.config, dataset=wiki, task=task,
+                           report=report)
+    restored = load_checkpoint(path, wiki).trainer
+    assert np.array_equal(_flat(restored.predict(wiki, task, "test")), _flat(test))
+    again = make_trainer(task, "graphmixer", TrainConfig(seed=2, hparams=MIXER, **SMOKE), dataset=wiki)
+    assert [h["train_loss"] for h in again.fit(wiki, task).history] == [h["train_loss"] for h in report.history]
+
+
+def test_graphmixer_scores_a_batch_of_queries_as_one_query_at_a_time(wiki, mixed):
+    """Each node is embedded at its query's time from the history before the batch, negatives included: a whole
+    batch at once gives what a per-query loop gives."""
+    trainer, _ = mixed
+    module = trainer.module
+    start = wiki.splits["test"][0]
+    trainer._seek(start)
+    negatives = wiki.negatives("test")
+    first = np.flatnonzero(query_rows(wiki, negatives, *wiki.splits["test"]) < start + 200)
+    src = torch.as_tensor(np.asarray(negatives.src, dtype=np.int64)[first])
+    dst = torch.as_tensor(np.asarray(negatives.dst, dtype=np.int64)[first])
+    times = torch.as_tensor(np.asarray(negatives.t, dtype=np.int64)[first])
+    matrix = np.asarray(negatives.negatives)[first]
+    neg, valid = torch.as_tensor(np.maximum(matrix, 0).astype(np.int64)), torch.as_tensor(matrix >= 0)
+    with torch.no_grad():
+        pos, negs = module.query_logits(src, dst, neg, valid, times)
+        for i in range(0, len(first), 17):
+            count = int(negatives.count[first[i]])
+            nodes = torch.cat([src[i:i + 1], dst[i:i + 1], neg[i, :count]])
+            z = module.embed_at(nodes, times[i].repeat(nodes.numel()))
+            alone = module.decoder(z[:1].expand(count + 1, -1), z[1:])
+            torch.testing.assert_close(alone[0], pos[i], rtol=1e-5, atol=1e-6)
+            torch.testing.assert_close(alone[1:], negs[i, :count], rtol=1e-5, atol=1e-6)
+        # a node's embedding depends on the query time: the same node later is another vector
+        later = module.embed_at(src[:1].repeat(2), torch.stack([times[0], times[0] + 10_000]))
+        assert not torch.equal(later[0], later[1])
+
+
+def test_graphmixer_learns_above_random(wiki):
+    task = wiki.manifest.task_named("ranking")
+    config = TrainConfig(seed=1, hparams=MIXER, lr=1e-2, batch_size=50, epochs=6, patience=6, progress=False,
+                         device="cpu")
+    trainer = make_trainer(task, "graphmixer", config, dataset=wiki)
+    report = trainer.fit(wiki, task)
+    count = np.asarray(wiki.negatives("val").count)
+    random_mrr = float(np.mean([np.sum(1.0 / np.arange(1, c + 2)) / (c + 1) for c in count]))
+    assert report.best_val > 1.5 * random_mrr
+    assert _grade(wiki, trainer.predict(wiki, task, "test"), "test")["mrr"] > 1.5 * random_mrr
+
+
+def test_graphmixer_trains_from_the_command_line_with_a_record_that_verifies(cache, tmp_path):
+    out, record = tmp_path / "cli", tmp_path / "record.json"
+    code = cli.main(["--offline", "--cache-dir", str(cache), "train", "graphmixer", NAME, "--seed", "3", "--device",
+                     "cpu", "--epochs", "1", "--out", str(out), "--record", str(record),
+                     *[f"--hparam={k}={v}" for k, v in MIXER.items()]])
+    assert code == 0
+    assert json.loads(record.read_text())["model"]["name"] == "graphmixer"
+    assert cli.main(["--offline", "--cache-dir", str(cache), "verify-result", str(record),
+                     str(out / "submission.parquet")]) == 0

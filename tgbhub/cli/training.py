@@ -18,7 +18,8 @@ EPILOG = """\
 how long a run takes:
   every model trains by its published protocol, and early stopping is what usually ends it:
     ChaosNet models: at most 50 epochs; stops after 10 without a better validation MSE
-    tgn on continuous time (TGB): at most 50 epochs; stops after 5 without a better validation MRR
+    tgn, graphmixer on continuous time (TGB): at most 50 epochs; stops after 5 without a better
+      validation MRR
     gclstm, tgn on snapshots (T-GRAB): at most 100000 epochs (the paper's setting, kept as published);
       stops after 100 without a lower train loss, so early stopping, not the epoch count, ends the run
   after the first batches, a notice on stderr estimates the time per epoch, the time early stopping

@@ -7,9 +7,10 @@ Registered by ``(task type, model name)`` like the heuristics in :mod:`tgbhub.ba
 - ``snapshot-link-prediction`` and ``one-vs-many-ranking`` (T-GRAB and any discrete-time temporal graph,
   :mod:`tgbhub.trainers.snapshot`): ``gclstm`` and ``tgn``, trained snapshot by snapshot as T-GRAB does;
 - ``one-vs-many-ranking`` on continuous time (TGB's ``tgbl-*`` and any graph whose splits are rows,
-  :mod:`tgbhub.trainers.events`): ``tgn``, trained on batches of events as TGB's ``tgn.py`` does. A ranking task's
-  ``tgn`` is one registered trainer that takes the protocol of the dataset's kind of time (``make_trainer(...,
-  dataset=ds)`` binds it); both protocols train the same TGN module (:mod:`tgbhub.trainers.graph_models`).
+  :mod:`tgbhub.trainers.events`): ``tgn`` and ``graphmixer``, trained on batches of events as TGB's ``tgn.py`` does.
+  A ranking task's ``tgn`` is one registered trainer that takes the protocol of the dataset's kind of time
+  (``make_trainer(..., dataset=ds)`` binds it); both protocols train the same TGN module
+  (:mod:`tgbhub.trainers.graph_models`).
 
 torch (and torch-geometric for the graph models) is the ``[train]`` extra and is imported only when a model is built.
 ``tgbhub.train(...)`` (:mod:`tgbhub.training`) and ``tgbhub train MODEL NAME`` fit, predict, grade and write a run.

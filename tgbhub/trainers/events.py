@@ -31,6 +31,10 @@ the best epoch's validation stopped.
 A query of the negatives file is ``(t, src, dst)``; it is scored in the batch of the first row of its split with that
 key (a repeated edge has one query, as TGB's negatives dictionaries have one key).
 
+``graphmixer`` (:class:`GraphMixerTrainer`, the network in :mod:`tgbhub.trainers.graphmixer`) trains by the same
+protocol with TGM's GraphMixer sizes and learning rate (2e-4); it has no memory, so each node of a query is embedded at
+the query's time, negatives included. Continuous time only.
+
 ``tgn`` on a ranking task is :class:`TGNRankingTrainer`: TGB's protocol here on a dataset with continuous time,
 T-GRAB's (:class:`~tgbhub.trainers.snapshot.SnapshotTrainer`) on one with snapshots. A task type says nothing about
 time, so the trainer is bound to its protocol by the dataset (:func:`tgbhub.trainers.make_trainer` does it when
@@ -62,6 +66,11 @@ if TYPE_CHECKING:
     from tgbhub.data import TemporalGraphDataset
     from tgbhub.data.temporal_graph import Negatives
     from tgbhub.trainers.graph_models import EventRows, TGNNet
+    from tgbhub.trainers.graphmixer import GraphMixerNet
+
+    #: a network the event protocol trains: TGN or GraphMixer (both answer pair_logits, query_logits, observe_events,
+    #: after_step and the history calls)
+    EventNetwork = TGNNet | GraphMixerNet
 
 TASK_TYPE = "one-vs-many-ranking"
 MODEL_NAME = "tgn"
@@ -70,9 +79,13 @@ PROTOCOL = {"lr": 1e-4, "epochs": 50, "patience": 5, "tolerance": 1e-6, "batch_s
 #: TGB's TGN sizes (MEM_DIM, TIME_DIM, EMB_DIM, NUM_NEIGHBORS; two attention heads, attention dropout 0.1)
 DEFAULTS: dict[str, Any] = {"memory_dim": 100, "time_dim": 100, "embedding_dim": 100, "heads": 2, "neighbors": 10,
                             "dropout": 0.1}
-#: the most (query, candidate) pairs decoded at once: bounds evaluation memory whatever the batch size and the
-#: number of negatives per query (tgbl-wiki: 200 queries x ~1000 negatives)
-PAIRS_PER_CHUNK = 1 << 18
+GRAPHMIXER = "graphmixer"
+#: GraphMixer's sizes on tgbl-* as TGM's example sets them (--n-nbrs, --time-dim, --embed-dim, --node-dim,
+#: --time-gap, two mixer layers, --dropout)
+GRAPHMIXER_DEFAULTS: dict[str, Any] = {"neighbors": 20, "time_dim": 100, "embedding_dim": 128, "node_dim": 100,
+                                       "time_gap": 2000, "layers": 2, "dropout": 0.1}
+#: TGB's protocol with TGM's GraphMixer learning rate (its --lr)
+GRAPHMIXER_PROTOCOL = {**PROTOCOL, "lr": 2e-4}
 #: training steps between two updates of the progress bar's running loss (each update reads the loss back)
 PROGRESS_EVERY = 16
 
@@ -135,29 +148,6 @@ def query_rows(dataset: TemporalGraphDataset, negatives: Negatives, lo: int, hi:
     return lo + first[found]
 
 
-def score_queries(torch: ModuleType, module: TGNNet, src: Tensor, dst: Tensor, neg: Tensor, valid: Tensor
-                  ) -> tuple[Tensor, Tensor]:
-    """Logits of each query's positive ``(src, dst)`` and of its negatives ``neg`` (``(queries, q)``; slots where
-    ``valid`` is False get a score that means nothing), from the module's current history, all queries embedded at
-    once."""
-    fill = torch.where(valid, neg, src[:, None])  # padding points at a node that is embedded anyway
-    z, assoc = module.embed(torch.unique(torch.cat([src, dst, fill.reshape(-1)])))
-    z_src = z[assoc[src]]
-    pos = module.decoder(z_src, z[assoc[dst]])
-    q = int(neg.shape[1])
-    step = max(1, PAIRS_PER_CHUNK // max(q, 1))
-    candidates = getattr(module.decoder, "candidates", None)
-    parts = []
-    for i in range(0, int(src.numel()), step):
-        index = assoc[fill[i:i + step]]
-        if candidates is not None:  # a decoder that scores a query against all its candidates in one go
-            parts.append(candidates(z_src[i:i + step], z, index))
-        else:
-            parts.append(module.decoder(z_src[i:i + step].repeat_interleave(q, dim=0), z[index.reshape(-1)]
-                                        ).reshape(-1, q))
-    return pos, torch.cat(parts) if parts else z.new_zeros(0, q)
-
-
 class EventQueries(RankingQueries):
     """A ranking task's queries on one split of a continuous-time dataset: each query's positive and its
     pre-generated negatives are scored in the batch of its row, from the history before that batch."""
@@ -171,25 +161,34 @@ class EventQueries(RankingQueries):
         self.rows = rows[order]
         # int32 as stored (half the device memory of int64 on a large split); a batch's slice is widened to index
         super().__init__(torch, negatives, order, device, np.int32)
+        self.t = torch.as_tensor(np.asarray(dataset.t)[self.rows].astype(np.int64), device=device)
 
     def within(self, lo: int, hi: int) -> slice:
         """The (sorted) queries whose row is in ``[lo, hi)``."""
         a, b = np.searchsorted(self.rows, [lo, hi])
         return slice(int(a), int(b))
 
-    def collect(self, module: TGNNet, queries: slice) -> None:
-        """Score ``queries`` from the module's current history; add their reciprocal ranks."""
-        pos, negs = score_queries(self.torch, module, self.src[queries], self.dst[queries], self.neg[queries].long(),
-                                  self.valid[queries])
+    def collect(self, module: EventNetwork, queries: slice) -> None:
+        """Score ``queries`` from the module's current history, at their events' times; add their reciprocal
+        ranks."""
+        pos, negs = module.query_logits(self.src[queries], self.dst[queries], self.neg[queries].long(),
+                                        self.valid[queries], self.t[queries])
         self._add(pos, negs, self.valid[queries])
 
 
 class EventTrainer(HistoryTrainer):
     """TGN trained and evaluated by TGB's protocol on a continuous-time dataset; a unit of history is an event row,
-    observed in the batches of :func:`batch_grid`. The constructor does no I/O."""
+    observed in the batches of :func:`batch_grid`. The constructor does no I/O.
+
+    A subclass trains another network by the same protocol: it sets ``model_name``, ``protocol`` and ``described``
+    and overrides :meth:`_sizes` and :meth:`_build`."""
 
     model_name = MODEL_NAME
     task_type = TASK_TYPE
+    #: the protocol's defaults (:data:`PROTOCOL`)
+    protocol: Mapping[str, Any] = PROTOCOL
+    #: what :meth:`hyperparameters` says of the network beside its sizes
+    described: Mapping[str, str] = {"node_features": "none", "decoder": "tgb link predictor"}
 
     def __init__(self, config: TrainConfig) -> None:
         super().__init__(config)
@@ -207,17 +206,29 @@ class EventTrainer(HistoryTrainer):
             InvalidNameError: for an unknown or invalid hyper-parameter, or ``compile``/``amp`` (not part of TGB's
                 protocol, not offered here).
         """
-        c = self.config
+        c, protocol = self.config, self.protocol
         if c.compile or c.amp:
             raise InvalidNameError(f"{self.model_name} does not offer compile or amp; leave both off")
-        return {"protocol": "tgb events", "model": resolve_sizes(c.hparams), "node_features": "none",
-                "decoder": "tgb link predictor", "lr": c.lr if c.lr is not None else PROTOCOL["lr"],
-                "optimiser": "adam", "epochs": c.epochs or PROTOCOL["epochs"],
-                "patience": c.patience or PROTOCOL["patience"], "patience_on": "val mrr",
-                "tolerance": PROTOCOL["tolerance"], "selection": "best validation mrr",
-                "batch_size": c.batch_size or PROTOCOL["batch_size"],
+        return {"protocol": "tgb events", "model": self._sizes(), **self.described,
+                "lr": c.lr if c.lr is not None else protocol["lr"],
+                "optimiser": "adam", "epochs": c.epochs or protocol["epochs"],
+                "patience": c.patience or protocol["patience"], "patience_on": "val mrr",
+                "tolerance": protocol["tolerance"], "selection": "best validation mrr",
+                "batch_size": c.batch_size or protocol["batch_size"],
                 "loss": "bce on logits, one negative per positive: a uniform destination in [min dst, max dst]",
                 "limit_batches": c.limit_batches}
+
+    def _sizes(self) -> dict[str, Any]:
+        """The network's sizes: the defaults overridden by ``config.hparams``.
+
+        Raises:
+            InvalidNameError: for an unknown or invalid hyper-parameter.
+        """
+        return resolve_sizes(self.config.hparams)
+
+    def _build(self, num_nodes: int, sizes: dict[str, Any]) -> EventNetwork:
+        """The network, on the CPU."""
+        return _graph_models().build_tgb_tgn(num_nodes, sizes, self._events())
 
     def _check(self, dataset: TemporalGraphDataset, task: Mapping[str, Any]) -> None:
         if str(task.get("type")) != self.task_type:
@@ -225,14 +236,15 @@ class EventTrainer(HistoryTrainer):
                                        f"{task.get('type')!r} (task {task.get('name')!r}); make one with "
                                        "tgbhub.trainers.make_trainer(task, model, config)")
         if dataset.snapshot_splits is not None:
-            raise UnsupportedTaskError(f"{dataset.name}@{dataset.version} has snapshots; TGB's event protocol is for "
-                                       "continuous time. Train it with tgbhub.trainers.make_trainer(task, 'tgn', "
-                                       "config, dataset=dataset), which picks T-GRAB's snapshot protocol there")
+            raise UnsupportedTaskError(f"{dataset.name}@{dataset.version} has snapshots, and {self.model_name} trains "
+                                       "by TGB's event protocol, for continuous time. Train it with "
+                                       "tgbhub.trainers.make_trainer(task, 'tgn', config, dataset=dataset) (or "
+                                       "`tgbhub train tgn`), which picks T-GRAB's snapshot protocol there")
         t = np.asarray(dataset.t)
         if t.dtype.kind == "f" and len(t) and not np.array_equal(t, np.floor(t)):
             first = int(np.flatnonzero(t != np.floor(t))[0])
             unit = dataset.manifest.graph.get("time_unit")
-            raise UnsupportedTaskError(f"{self.model_name} keeps event times as integers (TGN's memory does), and "
+            raise UnsupportedTaskError(f"{self.model_name} keeps event times as integers (as TGN's memory does), and "
                                        f"{dataset.name}@{dataset.version} has fractional times (row {first}: "
                                        f"t={t[first]}); use a dataset whose times are whole "
                                        f"{f'{unit}s' if unit else 'time units'}")
@@ -244,7 +256,7 @@ class EventTrainer(HistoryTrainer):
         settings = self.hyperparameters()
         self.device = resolve_device(self.config.device)
         self._load_events(dataset, settings["batch_size"])
-        self.module = _graph_models().build_tgb_tgn(dataset.num_nodes, settings["model"], self._events())
+        self.module = self._build(dataset.num_nodes, settings["model"])
         self.module.to(self.device)
         self.module.reset_history()
         self._boundaries, self._position = {0: None}, None
@@ -281,7 +293,7 @@ class EventTrainer(HistoryTrainer):
                 report: FitReport) -> None:
         """TGB's protocol: train on the train split, select the epoch with the best validation MRR, keep its weights
         and its history states at the start and end of val. ``history`` has ``train_loss`` (the mean batch loss),
-        ``val_mrr`` and ``seconds`` per epoch."""
+        ``val_mrr``, and ``seconds`` per epoch split into ``train_seconds`` and ``val_seconds``."""
         torch = require_torch(f"training {self.model_name}")
         module = self._network()
         optimiser = torch.optim.Adam(module.parameters(), lr=settings["lr"])
@@ -302,12 +314,14 @@ class EventTrainer(HistoryTrainer):
             tick = time.perf_counter()
             loss = self._train_epoch(torch, optimiser, batches, train[0], dst_range, generator, epoch,
                                      settings["epochs"])
+            trained = time.perf_counter()
             queries.reset()
             entry = self._seek(val[0])
             self._stream(torch, queries, *val)
             _, score = queries.metric()
-            report.history.append({"epoch": epoch, "train_loss": loss, "val_mrr": score,
-                                   "seconds": time.perf_counter() - tick})
+            done = time.perf_counter()
+            report.history.append({"epoch": epoch, "train_loss": loss, "val_mrr": score, "seconds": done - tick,
+                                   "train_seconds": trained - tick, "val_seconds": done - trained})
             report.epochs_run = epoch + 1
             # TGB's EarlyStopMonitor: an improvement is a relative gain above the tolerance
             if report.best_epoch < 0 or score - report.best_val > settings["tolerance"] * abs(report.best_val):
@@ -340,9 +354,7 @@ class EventTrainer(HistoryTrainer):
         for step, (lo, hi) in enumerate(batches, start=1):
             src, dst, t, msg = events.batch(lo, hi)
             neg = torch.randint(*dst_range, src.shape, device=src.device, generator=generator)
-            z, assoc = module.embed(torch.unique(torch.cat([src, dst, neg])))
-            pos_logit = module.decoder(z[assoc[src]], z[assoc[dst]])
-            neg_logit = module.decoder(z[assoc[src]], z[assoc[neg]])
+            pos_logit, neg_logit = module.pair_logits(src, dst, neg, t)
             loss = bce(pos_logit, torch.ones_like(pos_logit)) + bce(neg_logit, torch.zeros_like(neg_logit))
             module.observe_events(src, dst, t, msg)  # before backward, as TGB's: the memory update is in the step
             optimiser.zero_grad(set_to_none=True)
@@ -393,6 +405,24 @@ class EventTrainer(HistoryTrainer):
         self._seek(start)
         self._stream(torch, queries, start, stop)
         return queries.ranked()
+
+
+class GraphMixerTrainer(EventTrainer):
+    """GraphMixer (:mod:`tgbhub.trainers.graphmixer`) trained and evaluated by TGB's event protocol, as TGN is, with
+    TGM's sizes and learning rate. Continuous time only. The constructor does no I/O."""
+
+    model_name = GRAPHMIXER
+    protocol = GRAPHMIXER_PROTOCOL
+    described = {"node_features": "fixed random (the trainer's seed), as TGM's",
+                 "decoder": "two-layer mlp over the pair"}
+
+    def _sizes(self) -> dict[str, Any]:
+        return checked_hparams(GRAPHMIXER, self.config.hparams, GRAPHMIXER_DEFAULTS)
+
+    def _build(self, num_nodes: int, sizes: dict[str, Any]) -> EventNetwork:
+        from tgbhub.trainers.graphmixer import build_graphmixer  # imports torch: only when a model is built
+
+        return build_graphmixer(num_nodes, sizes, self._events(), seed=self.config.seed)
 
 
 class TGNRankingTrainer:
@@ -467,3 +497,4 @@ class TGNRankingTrainer:
 
 
 register_trainer(TASK_TYPE, MODEL_NAME)(TGNRankingTrainer)
+register_trainer(TASK_TYPE, GRAPHMIXER)(GraphMixerTrainer)

@@ -8,6 +8,10 @@ Both networks answer the same three calls the snapshot trainer streams with (T-G
 ``embed(nodes)`` (node embeddings for predicting the current snapshot from the history seen so far),
 ``observe(t, src, dst)`` (take snapshot ``t``'s true edges into the history, after it was predicted) and
 ``history()``/``load_history()`` (the history state at a snapshot boundary, so that prediction can resume there).
+
+On events (:mod:`tgbhub.trainers.events`) a network answers ``pair_logits`` (a training batch), ``query_logits``
+(a batch of ranking queries), ``observe_events``, ``after_step`` and the same history calls; TGN here, GraphMixer in
+:mod:`tgbhub.trainers.graphmixer`.
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ from torch import Tensor, nn
 from torch_geometric.nn import ChebConv, TransformerConv
 from torch_geometric.nn.inits import glorot, zeros
 from torch_geometric.nn.models.tgn import IdentityMessage, LastAggregator, LastNeighborLoader, TGNMemory
+
+#: the most (query, candidate) pairs decoded at once: bounds evaluation memory whatever the batch size and the
+#: number of negatives per query (tgbl-wiki: 200 queries x ~1000 negatives)
+PAIRS_PER_CHUNK = 1 << 18
 
 
 class SnapshotEdges:
@@ -321,6 +329,34 @@ class TGNNet(nn.Module):
         rel_t = (last_update[edge_index[0]] - self.edges.t[e_id]).to(x.dtype)
         edge_attr = torch.cat([self.memory.time_enc(rel_t), self.edges.msg(e_id)], dim=-1)
         return self.conv(x, edge_index, edge_attr), self._assoc
+
+    def pair_logits(self, src: Tensor, dst: Tensor, neg: Tensor, t: Tensor) -> tuple[Tensor, Tensor]:
+        """Training logits of a batch's events ``(src, dst)`` and of its negatives ``(src, neg)``, from the history
+        before the batch (TGN's embeddings come from the memory: the events' times ``t`` are not needed)."""
+        z, assoc = self.embed(torch.unique(torch.cat([src, dst, neg])))
+        z_src = z[assoc[src]]
+        return self.decoder(z_src, z[assoc[dst]]), self.decoder(z_src, z[assoc[neg]])
+
+    def query_logits(self, src: Tensor, dst: Tensor, neg: Tensor, valid: Tensor, t: Tensor) -> tuple[Tensor, Tensor]:
+        """Logits of each query's positive ``(src, dst)`` and of its negatives ``neg`` (``(queries, q)``; slots where
+        ``valid`` is False get a score that means nothing), from the current history, every query embedded at once
+        (``t``, the queries' times, is not needed: see :meth:`pair_logits`)."""
+        fill = torch.where(valid, neg, src[:, None])  # padding points at a node that is embedded anyway
+        z, assoc = self.embed(torch.unique(torch.cat([src, dst, fill.reshape(-1)])))
+        z_src = z[assoc[src]]
+        pos = self.decoder(z_src, z[assoc[dst]])
+        q = int(neg.shape[1])
+        step = max(1, PAIRS_PER_CHUNK // max(q, 1))
+        candidates = getattr(self.decoder, "candidates", None)
+        parts = []
+        for i in range(0, int(src.numel()), step):
+            index = assoc[fill[i:i + step]]
+            if candidates is not None:  # a decoder that scores a query against all its candidates in one go
+                parts.append(candidates(z_src[i:i + step], z, index))
+            else:
+                parts.append(self.decoder(z_src[i:i + step].repeat_interleave(q, dim=0), z[index.reshape(-1)]
+                                          ).reshape(-1, q))
+        return pos, torch.cat(parts) if parts else z.new_zeros(0, q)
 
     def observe(self, t: int, src: Tensor, dst: Tensor) -> None:
         """Take snapshot ``t``'s edges into the history (every event at time ``t``, constant-1 messages)."""

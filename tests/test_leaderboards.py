@@ -699,3 +699,46 @@ def test_seed_trained_puts_reproductions_beside_the_heuristics(tmp_path: Path, c
         assert main([*common, *wrong]) == 2
         assert words in capsys.readouterr().err, wrong
 
+
+
+def test_a_tgb_board_ranks_trained_tgn_and_graphmixer_beside_edgebank(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A TGB-format dataset (a tiny tgbl-wiki release, imported and published): continuous-time runs of tgn and
+    graphmixer, written with their records and submitted with `leaderboard seed --runs`, are re-graded and ranked,
+    verified, on the same board as EdgeBank."""
+    pytest.importorskip("torch")
+    pytest.importorskip("torch_geometric")
+    from tests import tgb_formats as formats
+    from tgbhub.local.imports import import_tgb
+    from tgbhub.registry import Registry
+    from tgbhub.results.leaderboards import seed_baselines
+
+    files = formats.write_tgbl(tmp_path / "files", "tgbl-wiki", n_edges=600, seed=0, feat_dim=4)
+    truth = files.truth
+    shifted = truth["dst"] + truth["src"].max() + 1  # py-tgb's ids: items after users
+    stats = {"num_nodes": int(len(np.union1d(truth["src"], shifted))), "num_edges": len(truth["src"])}
+    cache, root, hub = tmp_path / "cache", tmp_path / "hub", f"git:{tmp_path / 'hub'}"
+    manifest = import_tgb("tgbl-wiki", formats.zip_dataset(files, tmp_path / "zips"), cache_dir=cache,
+                          expected_stats=stats, manifests=tmp_path / "manifests")
+    registry = Registry(tmp_path / "manifests")
+    monkeypatch.setattr(api, "_REGISTRY", registry)
+    publish("tgb", manifest.version, parse_target(hub), datasets=["tgbl-wiki"], cache_dir=cache, registry=registry)
+    name = "tgb/tgbl-wiki"
+    seed_baselines(hub, datasets=[name], models=["edgebank"], cache_dir=cache, offline=True)
+    sizes = {"tgn": {"memory_dim": 8, "time_dim": 8, "embedding_dim": 8},
+             "graphmixer": {"neighbors": 4, "time_dim": 8, "embedding_dim": 8, "node_dim": 8, "layers": 1}}
+    runs = []
+    for model, hparams in sizes.items():
+        out = tmp_path / model
+        assert main(["--cache-dir", str(cache), "--offline", "--quiet", "train", model, name, "--seed", "1",
+                     "--device", "cpu", "--epochs", "1", "--out", str(out), "--record", str(out / "record.json"),
+                     *[f"--hparam={k}={v}" for k, v in hparams.items()]]) == 0
+        runs.append(str(out))
+    assert main(["--cache-dir", str(cache), "--offline", "--quiet", "leaderboard", "seed", "--hub", hub, "--runs",
+                 *runs]) == 0
+    report = update(hub, cache_dir=cache, offline=True)
+    assert len(report.graded) == 3 and not report.rejected and not report.flagged
+    with start_local_hub(root) as served:
+        rows = tgbhub.leaderboard(name, "ranking", endpoint=served.url, cache_dir=tmp_path / "reader")
+    assert sorted(row["model"] for row in rows) == ["edgebank", "graphmixer", "tgn"], rows
+    assert all(row["status"] == "ranked" and row["verified"] for row in rows), rows

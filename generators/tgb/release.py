@@ -7,17 +7,23 @@ version integer), so :func:`load_pickle` unpickles with an allow-list: numpy arr
 containers; anything else is refused, naming the class it asked for. numpy's reconstruction is replaced by stand-ins
 that check each size before numpy allocates it, after a linear walk of the opcodes
 (:func:`~generators.tgb.negpickle.walk`) has refused what pickle would refuse or could not read in bounded memory.
+
+A release is also read where py-tgb left it (:class:`PytgbLayout`): its dataset folder holds the zip under the
+dataset's name, the members it extracted, and py-tgb's own processed caches, which are never read; the zip is
+preferred, and where only the extracted members are left they are read from the folder.
 """
 
 from __future__ import annotations
 
 import builtins
 import gc
+import hashlib
 import io
 import math
 import pickle
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, cast
 
@@ -25,7 +31,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from tgbhub.errors import GenerationError
+from tgbhub.errors import FetchError, GenerationError
+from tgbhub.hashing import file_sha256
 
 if TYPE_CHECKING:
     from .negpickle import Bounds
@@ -222,16 +229,67 @@ def silent(description: str, total: float | None = None, unit: str = "it") -> St
 
 
 class Release:
-    """An opened release zip: its members by name, and how its conversion shows progress (``progress``, a
-    :data:`ProgressFactory`; silent unless the client hands one in). Nothing is extracted to disk.
+    """An opened release: its members by name, and how its conversion shows progress (``progress``, a
+    :data:`ProgressFactory`; silent unless the client hands one in). ``path`` is the release zip (nothing is
+    extracted to disk), or a folder holding the members extracted from it (py-tgb's dataset folder: see
+    :class:`PytgbLayout`).
+
+    A zip is checked whole first (every member's CRC); extracted files carry no CRC, so what checks them is what
+    checks every release after it is read: its layout, the pickles' allow-list and the published statistics.
 
     Raises (on construction):
-        GenerationError: if the file is not a readable zip or lacks a member the dataset needs.
+        GenerationError: if the file is not a readable zip, or the zip or folder lacks a member the dataset needs.
     """
 
     def __init__(self, path: Path, needed: Mapping[str, str], progress: ProgressFactory | None = None) -> None:
         self.path = path
         self.progress: ProgressFactory = progress or silent
+        self._members: _Members = _Extracted(path) if path.is_dir() else _Zipped(path)
+        held = self._members.names()
+        missing = [file for file in needed.values() if file not in held]
+        if missing:
+            self._members.close()
+            raise GenerationError(f"{path} lacks {', '.join(missing)} (it holds "
+                                  f"{', '.join(sorted(held)) or 'nothing'}); is it the release of another dataset or "
+                                  "TGB version?")
+
+    def read(self, member: str) -> bytes:
+        return self._members.read(member)
+
+    def open(self, member: str) -> IO[bytes]:
+        """``member`` as a stream, decompressed as it is read: a large CSV or pickle is never held as bytes."""
+        return self._members.open(member)
+
+    def size(self, member: str) -> int:
+        """``member``'s size once decompressed, in bytes (what a stage reading it counts to)."""
+        return self._members.size(member)
+
+    def close(self) -> None:
+        self._members.close()
+
+
+class _Members(Protocol):
+    """Where a :class:`Release` reads its members from: its zip, or the folder they were extracted into."""
+
+    def names(self) -> set[str]: ...
+
+    def read(self, member: str) -> bytes: ...
+
+    def open(self, member: str) -> IO[bytes]: ...
+
+    def size(self, member: str) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class _Zipped:
+    """The members of a flat release zip, every one's CRC checked on opening.
+
+    Raises (on construction):
+        GenerationError: if the file is not a readable zip or a member fails its CRC check.
+    """
+
+    def __init__(self, path: Path) -> None:
         try:
             self._zip = zipfile.ZipFile(path)
             broken = self._zip.testzip()
@@ -239,28 +297,135 @@ class Release:
             raise GenerationError(f"{path} is not a readable zip ({exc}); download it again (a truncated download "
                                   "or an HTML error page saved as .zip looks like this)") from exc
         if broken is not None:
+            self._zip.close()
             raise GenerationError(f"{path}: member {broken} fails its CRC check; download the zip again")
-        names = {Path(n).name: n for n in self._zip.namelist() if not n.endswith("/")}
-        missing = [file for file in needed.values() if file not in names]
-        if missing:
-            raise GenerationError(f"{path} lacks {', '.join(missing)} (it holds "
-                                  f"{', '.join(sorted(names)) or 'nothing'}); is it the release of another dataset or "
-                                  "TGB version?")
-        self._names = names
+        self._names = {Path(n).name: n for n in self._zip.namelist() if not n.endswith("/")}
+
+    def names(self) -> set[str]:
+        return set(self._names)
 
     def read(self, member: str) -> bytes:
         return self._zip.read(self._names[member])
 
     def open(self, member: str) -> IO[bytes]:
-        """``member`` as a stream, decompressed as it is read: a large CSV or pickle is never held as bytes."""
         return self._zip.open(self._names[member])
 
     def size(self, member: str) -> int:
-        """``member``'s size once decompressed, in bytes (what a stage reading it counts to)."""
         return self._zip.getinfo(self._names[member]).file_size
 
     def close(self) -> None:
         self._zip.close()
+
+
+class _Extracted:
+    """The members extracted into a folder (py-tgb's ``extractall`` leaves the flat zip's files there)."""
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+
+    def names(self) -> set[str]:
+        return {entry.name for entry in self._folder.iterdir() if entry.is_file()}
+
+    def read(self, member: str) -> bytes:
+        return (self._folder / member).read_bytes()
+
+    def open(self, member: str) -> IO[bytes]:
+        return open(self._folder / member, "rb")
+
+    def size(self, member: str) -> int:
+        return (self._folder / member).stat().st_size
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class PytgbLayout:
+    """Where py-tgb 2.3.0 keeps one dataset it downloaded, and which of it is TGB's release.
+
+    py-tgb's ``download()`` saves the zip as ``<root>/datasets/<folder>/<name>.zip`` (``folder``: the name with
+    ``_`` for ``-``; the zip under the dataset's name, not upstream's ``zip_name``) and extracts it into that same
+    folder; its first load then writes its processed caches there (``ml_<name>.pkl``, ``ml_<name>_edge.pkl``, ...).
+    The zip and the extracted ``members`` are TGB's release; the caches are py-tgb's conversion of it and are never
+    read here. ``url``: where the release is downloaded from (for the fix a refusal gives).
+    """
+
+    name: str
+    zip_name: str
+    members: tuple[str, ...]
+    url: str
+
+    @property
+    def folder(self) -> str:
+        """The dataset's folder under py-tgb's ``datasets/`` root: ``tgbl_wiki``."""
+        return self.name.replace("-", "_")
+
+    @property
+    def zips(self) -> tuple[str, ...]:
+        """The names the release zip may have there: upstream's first, then the one py-tgb saves it under."""
+        return tuple(dict.fromkeys((self.zip_name, f"{self.name}.zip")))
+
+    def caches(self, folder: Path) -> list[str]:
+        """py-tgb's processed caches of this dataset in ``folder``, by name."""
+        return sorted(path.name for path in folder.glob(f"ml_{self.name}*.pkl") if path.is_file())
+
+    def holds_any(self, folder: Path) -> bool:
+        """Whether ``folder`` holds anything py-tgb keeps of this dataset (a zip, a member, a cache)."""
+        return any((folder / file).is_file() for file in (*self.zips, *self.members)) or bool(self.caches(folder))
+
+    def locate(self, folder: Path) -> Path:
+        """The release to read in ``folder``, py-tgb's dataset folder (or the ``datasets/`` root holding it): the
+        zip, under either of its names, where there is one; else ``folder`` itself, when every member is extracted
+        there.
+
+        Raises:
+            FetchError: naming the folder and what it holds, if it holds no zip and not every member (some members
+                only, py-tgb's caches only, or nothing of the dataset), with the way to get the release.
+        """
+        if not self.holds_any(folder) and (folder / self.folder).is_dir():
+            folder = folder / self.folder  # py-tgb's datasets/ root: the dataset's own folder in it
+        for zip_name in self.zips:
+            if (folder / zip_name).is_file():
+                return folder / zip_name
+        present = [member for member in self.members if (folder / member).is_file()]
+        if len(present) == len(self.members):
+            return folder
+        raise FetchError(str(folder), f"the release of {self.name}", self._lacking(folder, present),
+                         f"Download {self.url} into {folder} (py-tgb's own name for it is {self.zips[-1]}), or pass "
+                         "the zip with --from")
+
+    def _lacking(self, folder: Path, present: list[str]) -> str:
+        """Why ``folder`` is not a release: what it lacks, said by what it holds."""
+        expected = f"{' or '.join(self.zips)}, or the extracted {', '.join(self.members)}"
+        if present:
+            missing = [member for member in self.members if member not in present]
+            return (f"it holds {', '.join(present)} but not {', '.join(missing)}, and no zip (expected {expected}; "
+                    "an interrupted extraction looks like this)")
+        caches = self.caches(folder)
+        if caches:
+            return (f"it holds only py-tgb's processed caches ({', '.join(caches)}), py-tgb's conversion of the "
+                    f"release rather than TGB's release, which is what is imported and checked (expected {expected})")
+        return f"it holds none of {expected}"
+
+
+def datasets_in(root: Path, layouts: Iterable[PytgbLayout]) -> list[tuple[PytgbLayout, Path]]:
+    """The datasets py-tgb keeps under ``root`` (its ``datasets/`` folder, or one dataset's folder): each layout
+    whose folder is there and holds anything of it (a zip, a member, a cache), with that folder. py-tgb's package
+    ships folders of the same names holding only its scripts; those hold nothing of a release and are left out."""
+    found = []
+    for layout in layouts:
+        folder = root if root.name == layout.folder else root / layout.folder
+        if folder.is_dir() and layout.holds_any(folder):
+            found.append((layout, folder))
+    return found
+
+
+def extracted_sha256(folder: Path, members: Iterable[str]) -> str:
+    """What stands for the zip's sha256 when the release is read from its extracted ``members`` in ``folder``: the
+    sha256 of their ``sha256sum`` listing, sorted by name (``sha256sum MEMBER... | sha256sum`` in the folder, the
+    members in that order, gives it)."""
+    listing = "".join(f"{file_sha256(folder / member)}  {member}\n" for member in sorted(members))
+    return hashlib.sha256(listing.encode("utf-8")).hexdigest()
 
 
 #: ``read_csv(..., strings=EVERY_COLUMN)`` reads every column as text (no TGB CSV has this many columns)

@@ -205,9 +205,13 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    """Import a dataset of another benchmark's release into the verified cache and print its card."""
-    from tgbhub.local.imports import import_dataset, importer_for, read_expected_stats
+    """Import a dataset of another benchmark's release into the verified cache and print its card; a family alone
+    imports every dataset of the folder ``--from`` names."""
+    from tgbhub.local.imports import import_dataset, importer_for, importer_of_family, read_expected_stats
 
+    every = importer_of_family(args.name) if args.old_name is None else None
+    if every is not None:
+        return _import_every(args, every)
     name = _import_name(args.name, args.old_name)
     manifest = import_dataset(importer_for(name), name, args.source, cache_dir=args.cache_dir,
                               offline=args.offline or None, manifests=args.manifests,
@@ -217,6 +221,31 @@ def run_import(args: argparse.Namespace) -> int:
     return print_card({**dataset.card(), "imported_from": source.get("zip"), "zip_sha256": source.get("zip_sha256"),
                        "upstream": source.get("url"), "checked": manifest.stats.get("checked_against_published")},
                       args.json)
+
+
+def _import_every(args: argparse.Namespace, importer: str) -> int:
+    """``tgbhub import FAMILY --from FOLDER``: one line per dataset found, then a summary; exit 1 if one was
+    refused."""
+    from tgbhub.local.imports import import_every, read_expected_stats
+
+    rows = import_every(importer, args.source, cache_dir=args.cache_dir, manifests=args.manifests,
+                        expected_stats=read_expected_stats(args.expected_stats))
+    refused = [row for row in rows if row.manifest is None]
+    if args.json:
+        print_json([{"name": row.name, "folder": str(row.folder),
+                     "version": row.manifest.version if row.manifest else None,
+                     "imported_from": row.manifest.stats.get("source", {}).get("zip") if row.manifest else None,
+                     "error": str(row.error) if row.error else None} for row in rows])
+        return 1 if refused else 0
+    for row in rows:
+        if row.manifest is None:
+            print(f"{row.name}: refused, nothing installed: {row.error}")
+        else:
+            read = row.manifest.stats.get("source", {}).get("zip")
+            print(f"{row.name}@{row.manifest.version}: imported from {row.folder}" + (f": {read}" if read else ""))
+    print(f"{len(rows) - len(refused)} of {len(rows)} dataset(s) in {args.source} imported"
+          + (f", {len(refused)} refused" if refused else ""))
+    return 1 if refused else 0
 
 
 def _import_name(name: str, old_name: str | None) -> str:
@@ -355,10 +384,13 @@ def _add_verify(commands: argparse._SubParsersAction) -> Parser:
 def _add_import(commands: argparse._SubParsersAction) -> Parser:
     importing = command(commands, "import", "import another benchmark's release (TGB)",
                         run_import)
-    add_dataset(importing, help="the dataset, e.g. tgb/tgbl-wiki (`tgbhub list --importers` names the families)")
+    add_dataset(importing, help="the dataset, e.g. tgb/tgbl-wiki (`tgbhub list --importers` names the families); "
+                "a family alone (tgb) with --from FOLDER imports every dataset that folder holds")
     importing.add_argument("old_name", nargs="?", help=argparse.SUPPRESS)
     importing.add_argument("--from", dest="source", help="a local zip, a folder holding it, or an http(s) URL "
-                           "(default: the copy a previous import kept, else the upstream URL)")
+                           "(default: the copy a previous import kept, else the upstream URL); for tgb also the "
+                           "folder py-tgb keeps a dataset in (its zip or extracted files), or py-tgb's datasets/ "
+                           "folder")
     importing.add_argument("--offline", action="store_true", help="never download")
     importing.add_argument("--manifests", metavar="DIR", help="also write the manifest into this manifest root (a "
                            "maintainer bundling the import before `tgbhub publish tgb`)")

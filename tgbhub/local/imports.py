@@ -7,7 +7,10 @@ The import:
 1. finds the release: ``--from`` a local file, a folder holding it, or an http(s) URL; else the copy a previous
    import kept (``<cache>/downloads/<importer>/<file>``); else the importer's upstream URL. A download streams to a
    temporary file with a progress bar, must open as an intact zip, and only then takes its final name; in offline
-   mode nothing is downloaded and the error says what to download and where to put it. stdin is never read.
+   mode nothing is downloaded and the error says what to download and where to put it. stdin is never read. An
+   importer that reads the copies its benchmark's own client keeps (:class:`ReadsClientCopies`: TGB's, py-tgb's
+   ``datasets/`` folder) also finds the release in such a folder, as a zip or as its extracted files; and
+   :func:`import_every` imports every dataset such a folder holds.
 2. converts it with the importer, which refuses it unless the statistics it measures equal the published ones (or
    ``expected_stats``), naming each difference;
 3. installs the files through the one on-request install path (:func:`tgbhub.local.gateway.build_and_install`:
@@ -23,19 +26,55 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from tgbhub.cache import Fetched, stored_manifest_path, write_text_atomic
 from tgbhub.config import cache_root, offline_mode
-from tgbhub.errors import DatasetNotFoundError, FetchError, InvalidNameError
+from tgbhub.errors import DatasetNotFoundError, FetchError, InvalidNameError, TgbhubError
 from tgbhub.hashing import file_sha256
-from tgbhub.local.gateway import CatalogueEntry, build_and_install, importer_names, importer_plugin, kept_release
+from tgbhub.local.gateway import (
+    CatalogueEntry,
+    ImporterPlugin,
+    build_and_install,
+    importer_names,
+    importer_plugin,
+    kept_release,
+)
 from tgbhub.manifest import Manifest, read_manifest
 from tgbhub.progress import Steps, byte_bar, counter
 
 _CHUNK = 1 << 20
+
+
+@runtime_checkable
+class ReadsClientCopies(Protocol):
+    """An importer that also reads the copies its benchmark's own client keeps on disk (``client`` names it: TGB's
+    importer reads py-tgb's ``datasets/`` folder): where a folder holds a dataset's release, which datasets a folder
+    holds, and the sha256 an import records for a release read there."""
+
+    @property
+    def client(self) -> str: ...
+
+    @property
+    def client_layout(self) -> str:
+        """How the client lays its folder out, for a refusal to say what it expected."""
+        ...
+
+    def find_release(self, item: CatalogueEntry, folder: Path) -> Path:
+        """The release of ``item`` in ``folder``: a file, or a folder of its extracted files; raises FetchError
+        naming the folder and what was expected."""
+        ...
+
+    def held_datasets(self, root: Path) -> list[tuple[str, Path]]:
+        """The datasets the client keeps under ``root``, each with its folder."""
+        ...
+
+    def release_sha256(self, item: CatalogueEntry, path: Path) -> str:
+        """The sha256 an import of the release at ``path`` (a file or a folder) records."""
+        ...
 
 
 def stored_versions(root: Path, name: str) -> list[Path]:
@@ -74,7 +113,7 @@ def import_dataset(importer: str, name: str, source: str | os.PathLike[str] | No
     path = obtain_release(importer, item, source, root, offline_mode(offline))
     steps = Steps(f"importing {item.name}", total=3)
     try:
-        sha256 = file_sha256(path)
+        sha256 = plugin.release_sha256(item, path) if isinstance(plugin, ReadsClientCopies) else file_sha256(path)
         steps.step("release hashed")
 
         def build(staging: Path) -> tuple[dict[str, Any], Fetched]:
@@ -145,11 +184,14 @@ def import_tgb(name: str, source: str | os.PathLike[str] | None = None, **option
 
 def obtain_release(importer: str, item: CatalogueEntry, source: str | os.PathLike[str] | None, root: Path,
                    offline: bool) -> Path:
-    """The release file to read: ``source`` (a file, a folder holding it, or a URL), the kept download, or upstream.
+    """The release to read: ``source`` (a file, a folder holding it, or a URL), the kept download, or upstream. A
+    folder of an importer that reads its client's copies (:class:`ReadsClientCopies`) is searched as that client
+    lays it out, and may give a folder of extracted files.
 
     Raises:
-        FetchError: if ``source`` does not exist, holds no file of that name, or a download fails or is refused
-            offline (naming the URL and the folder to put the file in).
+        FetchError: if ``source`` does not exist, holds no file of that name (nor, for such an importer, a release
+            as its client keeps it), or a download fails or is refused offline (naming the URL and the folder to
+            put the file in).
     """
     plugin = importer_plugin(importer)
     release = plugin.release(item)
@@ -157,6 +199,8 @@ def obtain_release(importer: str, item: CatalogueEntry, source: str | os.PathLik
     text = os.fspath(source) if source is not None else None
     if text is not None and not text.startswith(("http://", "https://")):
         path = Path(text)
+        if path.is_dir() and isinstance(plugin, ReadsClientCopies):
+            return plugin.find_release(item, path)
         if path.is_dir():
             path = path / release.file_name
         if not path.is_file():
@@ -217,6 +261,104 @@ def _whole_zip(path: Path) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class FolderImport:
+    """One dataset of an :func:`import_every`: its name (``family/name``), the folder it was found in, and either
+    the manifest its import installed or the error that refused it (nothing of it installed)."""
+
+    name: str
+    folder: Path
+    manifest: Manifest | None = None
+    error: TgbhubError | None = None
+
+
+def importer_of_family(family: str) -> str | None:
+    """The importer whose family is ``family`` (a bare word: ``tgb``), or ``None``."""
+    for importer in importer_names():
+        if importer_plugin(importer).family == family:
+            return importer
+    return None
+
+
+def import_every(importer: str, root: str | os.PathLike[str] | None, *,
+                 cache_dir: str | os.PathLike[str] | None = None,
+                 expected_stats: Mapping[str, Mapping[str, Any]] | None = None,
+                 manifests: str | os.PathLike[str] | None = None) -> list[FolderImport]:
+    """Import every dataset ``importer``'s benchmark client keeps under ``root`` (TGB: py-tgb's ``datasets/``
+    folder, or one dataset's folder in it), one after the other; a dataset that is refused does not stop the
+    others. ``expected_stats`` maps a dataset's name (``tgbl-wiki`` or ``tgb/tgbl-wiki``) to the statistics its
+    release is checked against instead of the published ones (:func:`import_dataset`); ``manifests`` as there.
+    Nothing is downloaded.
+
+    Returns:
+        One :class:`FolderImport` per dataset found, in the importer's catalogue order.
+
+    Raises:
+        InvalidNameError: if ``root`` is not given, or the importer reads no client's folders.
+        FetchError: if ``root`` is not a folder, or holds no dataset as the client keeps them (naming what was
+            expected).
+    """
+    plugin = importer_plugin(importer)
+    reader = _client_reader(plugin)
+    folder = _client_root(reader, plugin.family, root)
+    found = reader.held_datasets(folder)
+    if not found:
+        raise FetchError(str(folder), f"{reader.client}'s copies of {importer}'s datasets",
+                         f"it holds none: expected {reader.client_layout}",
+                         f"Pass the datasets/ folder {reader.client} downloaded into, or one dataset's folder in it")
+    given = {name.removeprefix(f"{plugin.family}/"): stats for name, stats in (expected_stats or {}).items()}
+    for name, stats in given.items():
+        if not isinstance(stats, Mapping) or not stats:
+            raise InvalidNameError(f"--expected-stats: {name!r} maps to {stats!r:.60}, not an object of statistics; "
+                                   "with a family alone, the file maps each dataset's name to its statistics, e.g. "
+                                   "{\"tgbl-wiki\": {\"num_edges\": 157474, \"num_nodes\": 9227}}")
+    unknown = sorted(set(given) - {name for name, _ in found})
+    if unknown:
+        raise InvalidNameError(f"--expected-stats names {', '.join(unknown)}, which {folder} does not hold (it holds "
+                               f"{', '.join(name for name, _ in found)}); key the statistics by those names")
+    imported = []
+    for name, where in found:
+        try:
+            manifest = import_dataset(importer, name, where, cache_dir=cache_dir, offline=True,
+                                      expected_stats=given.get(name), manifests=manifests)
+        except TgbhubError as refused:
+            imported.append(FolderImport(f"{plugin.family}/{name}", where, error=refused))
+        else:
+            imported.append(FolderImport(manifest.name, where, manifest=manifest))
+    return imported
+
+
+def _client_reader(plugin: ImporterPlugin) -> ReadsClientCopies:
+    """``plugin`` as an importer that reads its client's folders.
+
+    Raises:
+        InvalidNameError: if it reads none.
+    """
+    if not isinstance(plugin, ReadsClientCopies):
+        raise InvalidNameError(f"{plugin.family!r} names an importer's family, and its importer reads no benchmark "
+                               f"client's folders: import one dataset, `tgbhub import {plugin.family}/NAME --from "
+                               "PATH`")
+    return plugin
+
+
+def _client_root(reader: ReadsClientCopies, family: str, root: str | os.PathLike[str] | None) -> Path:
+    """``root`` as a folder of ``reader``'s client copies.
+
+    Raises:
+        InvalidNameError: if ``root`` is not given.
+        FetchError: if ``root`` is not a folder.
+    """
+    if root is None:
+        raise InvalidNameError(f"{family!r} alone imports every dataset of a {reader.client} folder: pass it, "
+                               f"`tgbhub import {family} --from DATASETS_FOLDER`, or import one dataset, "
+                               f"`tgbhub import {family}/NAME`")
+    folder = Path(root)
+    if not folder.is_dir():
+        raise FetchError(str(folder), f"{reader.client}'s copies of {family}'s datasets", "no such folder",
+                         f"Pass the datasets/ folder {reader.client} downloaded into")
+    return folder
+
+
 def load_imported(root: Path, name: str, version: str | None) -> Manifest | None:
     """The manifest of an imported ``name`` (``@version``, else the newest) kept in the cache, or ``None``."""
     if version is not None:
@@ -250,5 +392,6 @@ def import_advice(name: str) -> str | None:
     return None
 
 
-__all__ = ["download", "import_advice", "import_dataset", "import_tgb", "importer_for", "load_imported",
-           "obtain_release", "read_expected_stats"]
+__all__ = ["FolderImport", "ReadsClientCopies", "download", "import_advice", "import_dataset", "import_every",
+           "import_tgb", "importer_for", "importer_of_family", "load_imported", "obtain_release",
+           "read_expected_stats"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 from tgbhub.errors import ManifestError, UnsupportedTaskError
 
@@ -66,6 +67,9 @@ def croissant_context(used: Iterable[str] = EXTENSION_KEYS) -> dict[str, Any]:
     return context
 
 
+#: the key that marks a ``distribution`` object only a Croissant view lists (a per-split Parquet copy a hub publishes
+#: beside the artifacts, :mod:`tgbhub.hub.croissant`): not a file of the dataset version, so not one of its files
+VIEW_ONLY_KEY = "tgbhub:split"
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _SIZE = re.compile(r"^(\d+) B$")
 
@@ -246,14 +250,37 @@ def _require(doc: Mapping[str, Any], key: str, where: str) -> Any:
     return doc[key]
 
 
+def file_name(obj: Mapping[str, Any], where: str) -> str:
+    """The name inside the dataset folder of one ``distribution`` object: its ``contentUrl`` where that is relative
+    (a manifest as published), its ``name`` where the ``contentUrl`` is an absolute URL (a Croissant view,
+    :mod:`tgbhub.hub.croissant`, which resolves the same files against a hub); either way the file verified
+    against the object's sha256 is the same.
+
+    Raises:
+        ManifestError: if the object has no ``contentUrl``, or an absolute one and no ``name`` it ends with.
+    """
+    url = str(_require(obj, "contentUrl", where))
+    if not _ABSOLUTE_URL.match(url):
+        return url
+    name = str(obj.get("name", ""))
+    if not name or not urlsplit(url).path.endswith("/" + quote(name)):
+        raise ManifestError(f"{where} file object {obj.get('@id')!r} has the absolute contentUrl {url!r}, which does "
+                            f"not end with its name {name!r}; a view names each file as its manifest does")
+    return name
+
+
+_ABSOLUTE_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
 def parse_file(obj: Mapping[str, Any], digests: Mapping[str, Any], where: str) -> FileEntry:
     """The :class:`FileEntry` of one ``distribution`` object, with its content digest from ``digests`` (file name ->
-    digest entry) where there is one; ``where`` names the document in messages.
+    digest entry) where there is one; ``where`` names the document in messages. The file's name is its
+    ``contentUrl``, or its ``name`` where the ``contentUrl`` is absolute (:func:`file_name`).
 
     Raises:
         ManifestError: if a field is missing or malformed (sha256, contentSize) or the path leaves the dataset folder.
     """
-    name = _require(obj, "contentUrl", where)
+    name = file_name(obj, where)
     sha = _require(obj, "sha256", f"{where} file {name!r}")
     if not _SHA256.match(sha):
         raise ManifestError(f"{where} file {name!r} has sha256 {sha!r}, which is not 64 lower-case hex digits")
@@ -297,7 +324,8 @@ def parse_manifest(doc: Mapping[str, Any]) -> Manifest:
         raise ManifestError(f"{where} conformsTo {conforms!r}; expected {list(MANIFEST_CONFORMS_TO)!r} (or "
                             f"{CROISSANT_CONFORMS_TO!r} alone, as manifests before the RAI fields say)")
     digests = {d["file"]: d for d in doc.get("digest", [])}
-    files = tuple(parse_file(obj, digests, where) for obj in _require(doc, "distribution", where))
+    files = tuple(parse_file(obj, digests, where) for obj in _require(doc, "distribution", where)
+                  if VIEW_ONLY_KEY not in obj)
     recipe_doc = doc.get("recipe")
     recipe = None
     if recipe_doc is not None:

@@ -1,7 +1,8 @@
 """The front of ``tgbhub hub serve`` (:mod:`tgbhub.hub.serve`): the HTTP server in this process that receives every
 request to a local hub. It answers file downloads of LFS-stored files itself, straight from ``.git/lfs/objects``
-with ``sendfile`` and ``Range`` support, answers a missing file or revision as the real Hub does, serves the catalogue
-site under ``/site/``, and relays everything else to olah.
+with ``sendfile`` and ``Range`` support, answers a missing repo, file or revision as the real Hub does, hands the
+Hub read API that :mod:`tgbhub.hub.answers` answers from git to it, serves the catalogue site under ``/site/``, and
+relays everything else to olah.
 
 It sheds load rather than piling it up: one loop thread holds every connection that is waiting for a request (a
 socket each, no thread), a bounded pool of workers answers whole requests, and each client's share is bounded: time
@@ -36,6 +37,8 @@ from typing import Any
 from urllib.parse import unquote
 
 from tgbhub.errors import HubServerError
+from tgbhub.hub.answers import Answer, HubAnswers, claimed
+from tgbhub.hub.croissant import served_view
 
 _RESOLVE = re.compile(r"/(datasets|models|spaces)/([^/]+)/([^/]+)/resolve/([^/]+)/(.+)")
 _POINTER = re.compile(rb"version https://git-lfs\.github\.com/spec/v1\noid sha256:([0-9a-f]{64})\nsize (\d+)\n")
@@ -195,6 +198,8 @@ class FrontServer(HTTPServer):
         self._open: set[socket.socket] = set()
         self._guard = threading.Lock()
         self._readers: dict[Path, _GitReader] = {}
+        #: the Hub read API answered from git rather than by olah (:mod:`tgbhub.hub.answers`)
+        self.answers = HubAnswers(root)
         #: the site folder served under SITE_PREFIX (resolved), or None
         self.site: Path | None = None
         self._jobs: queue.SimpleQueue[_Connection | None] = queue.SimpleQueue()
@@ -711,10 +716,26 @@ class _FrontHandler(BaseHTTPRequestHandler):
         self._dispatch(send_body=True)
 
     def do_POST(self) -> None:
-        self._relay()
+        if claimed("POST", self.path) is None:
+            self._relay()
+            return
+        try:
+            body = self._read_body()
+        except _Refused as refused:
+            self._send_refusal(refused.status, str(refused))
+            return
+        self._answer_api(body, send_body=True)
 
     def _dispatch(self, send_body: bool) -> None:
         if self.server.site is not None and self._serve_site(self.server.site, send_body):
+            return
+        if claimed(self.command, self.path) is not None:
+            self._answer_api(None, send_body)
+            return
+        # a dataset's Croissant view, computed for the address this client used (tgbhub.hub.croissant)
+        view = served_view(self.server.hub_root, self.path, self._front_authority(), self.server.reader)
+        if view is not None:
+            self._send_page(200, view.body, "application/json; charset=utf-8", send_body, view.headers)
             return
         target = self._resolve_target()
         if isinstance(target, _LfsFile):
@@ -727,7 +748,7 @@ class _FrontHandler(BaseHTTPRequestHandler):
     def _resolve_target(self) -> _LfsFile | _Missing | None:
         """What a ``/resolve/`` download names: an LFS file, something missing, or None (olah answers it).
 
-        A missing repo is left to olah, whose 401 ``RepoNotFound`` is what the real Hub says too.
+        A missing repo is a 404 ``RepoNotFound``, as the Hub API's own answers (:mod:`tgbhub.hub.answers`).
         """
         match = _RESOLVE.fullmatch(self.path.split("?", 1)[0])
         if match is None:
@@ -735,8 +756,11 @@ class _FrontHandler(BaseHTTPRequestHandler):
         kind, org, name, revision, path = (unquote(part) for part in match.groups())
         if ".." in path.split("/") or any(part in ("", ".", "..") or "/" in part for part in (org, name)):
             return None
-        repo = self.server.hub_root / kind / org / name
-        if not (repo / ".git").is_dir():
+        found = self.server.answers.repo(kind, org, name)
+        if found is None:
+            return _Missing("RepoNotFound", "Repository not found")
+        repo = found.path
+        if not (repo / ".git").is_dir():  # a bare repo: olah reads its LFS objects
             return None
         try:
             return self._look_up(self.server.reader(repo), repo, revision, path)
@@ -803,6 +827,19 @@ class _FrontHandler(BaseHTTPRequestHandler):
         self.end_headers()
         if send_body and body:
             self.wfile.write(body)
+
+    def _answer_api(self, body: bytes | None, send_body: bool) -> None:
+        """Answer a Hub API request :mod:`tgbhub.hub.answers` claims; 500 when git cannot be asked (never a false
+        "not found")."""
+        try:
+            answer = self.server.answers.answer(self.command, self.path, body)
+        except OSError as exc:
+            answer = Answer(500, json.dumps({"error": f"the hub could not read its git repo: {exc}"}).encode())
+        if answer is None:  # claimed() said otherwise: cannot happen, but olah can still answer
+            self._relay()
+            return
+        self._send_page(answer.status, answer.body, "application/json; charset=utf-8", send_body,
+                        dict(answer.headers))
 
     def _send_missing(self, missing: _Missing, send_body: bool) -> None:
         # The Hub's headers, which huggingface_hub maps to RemoteEntryNotFoundError / RevisionNotFoundError; with

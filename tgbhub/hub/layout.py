@@ -86,6 +86,32 @@ def split_views(manifest: Manifest) -> dict[str, tuple[int, int]]:
     return {name: (int(lo), int(hi)) for name, (lo, hi) in manifest.splits.items()}
 
 
+#: the per-split negatives files a dataset may carry (``<prefix>-<split>.parquet``, the ranking task's layout), each
+#: published as a ``datasets`` config ``<name>-<prefix>`` with one split per file
+NEGATIVES_PREFIXES = ("negatives", "window-negatives")
+
+
+def extra_configs(manifest: Manifest) -> dict[str, dict[str, str]]:
+    """The card's configs beside the split views: ``{config name: {split: file path in the repo}}``.
+
+    One ``<name>-<prefix>`` config per :data:`NEGATIVES_PREFIXES` whose files the manifest lists for some of its
+    splits, and ``<name>-features`` (split named after the file) when ``graph.node_feat`` names a features file.
+    """
+    names = {entry.name for entry in manifest.files}
+    configs: dict[str, dict[str, str]] = {}
+    for prefix in NEGATIVES_PREFIXES:
+        files = {split: f"{prefix}-{split}.parquet" for split in manifest.splits}
+        present = {split: file_path(manifest, name) for split, name in files.items() if name in names}
+        if present:
+            configs[f"{manifest.short_name}-{prefix}"] = present
+    features = manifest.graph.get("node_feat")
+    feature_file = features.get("file") if isinstance(features, Mapping) else None
+    if isinstance(feature_file, str) and feature_file in names:
+        split = re.sub(r"\W", "_", feature_file.split(".", 1)[0])
+        configs[f"{manifest.short_name}-features"] = {split: file_path(manifest, feature_file)}
+    return configs
+
+
 def is_lfs(path: str) -> bool:
     return path.endswith(LFS_SUFFIXES)
 
@@ -104,8 +130,14 @@ _POINTER = re.compile(rb"version https://git-lfs\.github\.com/spec/v1\noid sha25
 
 def lfs_oid(blob: bytes) -> str | None:
     """The sha256 an LFS pointer file names, or ``None`` when ``blob`` is not a pointer (a regular file)."""
+    fields = lfs_pointer_fields(blob)
+    return fields[0] if fields else None
+
+
+def lfs_pointer_fields(blob: bytes) -> tuple[str, int] | None:
+    """``(sha256, size)`` of the object an LFS pointer file names, or ``None`` when ``blob`` is not a pointer."""
     match = _POINTER.fullmatch(blob)
-    return match.group(1).decode() if match else None
+    return (match.group(1).decode(), int(match.group(2))) if match else None
 
 
 @dataclass(frozen=True)
@@ -221,12 +253,16 @@ def dataset_card(family: str, manifests: Sequence[Manifest], repo: str) -> bytes
              f"pretty_name: tgbhub {family}", "task_categories:", "- graph-ml", "tags:",
              *(f"- {kind}" for kind in kinds), "- tgbhub"]
     with_views = [m for m in manifests if split_views(m)]
-    lines += ["configs:"] if with_views else []
+    extras = {name: files for m in manifests for name, files in extra_configs(m).items()}
+    lines += ["configs:"] if with_views or extras else []
     for index, manifest in enumerate(with_views):
         lines += [f"- config_name: {manifest.short_name}", "  data_files:"]
         for split in split_views(manifest):
             lines += [f"  - split: {split}", f"    path: {manifest.short_name}/{split}-*.parquet"]
         lines += ["  default: true"] if index == 0 else []
+    for name, files in extras.items():
+        lines += [f"- config_name: {name}", "  data_files:"]
+        lines += [line for split, path in files.items() for line in (f"  - split: {split}", f"    path: {path}")]
     first = manifests[0]
     lines += ["---", "", f"# {family} (tgbhub)", "",
               f"{len(manifests)} dataset(s). Each folder holds the artifacts exactly as its `{CROISSANT}` (Croissant "
@@ -242,6 +278,8 @@ def dataset_card(family: str, manifests: Sequence[Manifest], repo: str) -> bytes
                   f"dd = datasets.load_dataset(\"{repo}\", \"{shown.short_name}\", "
                   f"revision=\"{dataset_tag(shown.short_name, shown.version)}\")"]
         lines += [f"# no `datasets` view (use tgbhub): {', '.join(without)}"] if without else []
+    if extras:
+        lines += ["", f"# more configs (negatives, features): {', '.join(extras)}"]
     lines += ["```", ""]
     return "\n".join(lines).encode()
 

@@ -10,10 +10,16 @@ decides what to write:
 * every other dataset version lands in one commit on ``main`` that replaces only its own folder (datasets already in
   the repo keep their files and versions), regenerates the card for everything now on ``main``, and gets its tag;
 * the family tag is created once and never moved.
+
+On a target with a web address (the Hub API), each dataset's folder also gets its Croissant view
+(:mod:`tgbhub.hub.croissant`), derived from its ``croissant.json`` with URLs absolute against that Hub; it is not
+versioned data, so a tag whose view differs (or that predates views) keeps what it holds, like a manifest that
+differs only in metadata.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Sequence
@@ -21,6 +27,7 @@ from pathlib import Path
 from typing import Protocol
 
 from tgbhub.errors import PublishError, VersionConflictError
+from tgbhub.hub.croissant import VIEW, web_location, with_view
 from tgbhub.hub.layout import (
     CARD,
     CROISSANT,
@@ -70,7 +77,11 @@ def apply(session: RepoSession, plan: RepoPlan) -> list[Published]:
         VersionConflictError: if a dataset version is already published with different content.
         PublishError: if the target refuses a write, or a ``croissant.json`` already in the repo is not a valid
             manifest.
+        ManifestError: if a planned ``croissant.json`` is not a valid manifest (its view cannot be derived).
     """
+    location = web_location(session.location)
+    if location is not None:
+        plan = dataclasses.replace(plan, datasets=tuple(with_view(release, location) for release in plan.datasets))
     tags, head = session.refs()
     family_commit = tags.get(plan.tag)
     results: list[Published] = []
@@ -101,14 +112,18 @@ def apply(session: RepoSession, plan: RepoPlan) -> list[Published]:
 def _require_same(session: RepoSession, plan: RepoPlan, release: DatasetRelease, tag: str, commit: str) -> str:
     """``"unchanged"`` if ``commit`` holds exactly the planned folder; ``"metadata-differs"`` if only its
     ``croissant.json`` differs, and only outside the versioned data (a manifest published before the RAI fields:
-    the files and every data-bearing key are the same, and a published tag never moves, so it stays as it is).
+    the files and every data-bearing key are the same, and a published tag never moves, so it stays as it is), or
+    only its Croissant view (derived, not versioned: one published before views, or by another view version).
 
     Raises:
         VersionConflictError: if any file, or any data-bearing key of the manifest, differs.
     """
-    changed = differences(release.files, in_folder(session.tree(commit), release.folder))
-    if not changed:
+    everything = differences(release.files, in_folder(session.tree(commit), release.folder))
+    changed = [path for path in everything if path != f"{release.folder}/{VIEW}"]
+    if not everything:
         return "unchanged"
+    if not changed:
+        return METADATA_DIFFERS
     croissant = f"{release.folder}/{CROISSANT}"
     if changed == [croissant]:
         planned = next(f for f in release.files if f.path == croissant).read()

@@ -2,8 +2,8 @@
 
 Two parts, both bound to one address:
 
-* **olah** (MIT, the ``serve`` extra) in offline mirror mode answers the Hub API: refs, trees, revision
-  info, small files, everything ``huggingface_hub`` and ``datasets`` ask for.
+* **olah** (MIT, the ``serve`` extra) in offline mirror mode answers small files and whatever of the Hub API the
+  front does not answer itself.
 * a **front** server in this process receives every request. It answers file downloads of LFS-stored files itself,
   straight from ``.git/lfs/objects`` with ``sendfile`` and ``Range`` support, the way the real Hub hands large files
   to its CDN; everything else it relays to olah. olah alone reads a whole blob into memory and sends it in 4 KiB
@@ -11,7 +11,10 @@ Two parts, both bound to one address:
   download of a file or revision that does not exist the way the real Hub does (404 ``EntryNotFound`` /
   ``RevisionNotFound``, the same for HEAD and GET), where olah answers 500 to GET and 401 "Repository not found" to
   HEAD. It also serves the catalogue site (a ``tgbhub site build`` folder) under ``/site/``, ``/`` redirecting
-  there: a prefix of its own, so a page never shadows a Hub path such as ``/datasets/ORG/REPO/...``.
+  there: a prefix of its own, so a page never shadows a Hub path such as ``/datasets/ORG/REPO/...``. And it answers
+  the Hub's read API (repo info with file sizes and LFS details, repo listing and search, refs, commits, trees,
+  paths-info, auth-check) from the git repos itself (:mod:`tgbhub.hub.answers`), where olah answers differently
+  from the real Hub.
 
 The front (:mod:`tgbhub.hub.front`) sheds load rather than piling it up: a bounded pool of workers, time-outs for
 a request head and between requests, caps on open connections and request bodies, and no answer names olah's

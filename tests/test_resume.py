@@ -85,10 +85,17 @@ def test_a_state_file_of_another_run_is_refused_naming_what_differs(dataset, tmp
         _fit(dataset, "lstm", seed=2, state_file=state, hparams={"hidden": 6})
 
 
-def test_a_trainer_that_cannot_resume_refuses_a_state_file():
+def test_a_trainer_that_cannot_resume_refuses_a_state_file(monkeypatch):
+    """Every model tgbhub ships can pause and resume; one registered without ``resumable`` (a plugin's) cannot, and
+    asking it for a time limit is refused with the models that can."""
+    from tgbhub.trainers import TRAINERS
+
     task = {"type": "snapshot-link-prediction", "name": "link"}
-    with pytest.raises(UnsupportedTaskError, match="cannot pause and resume.*graph_wavenet"):
-        make_trainer(task, "gclstm", TrainConfig(time_limit=60))
+    # registered the way a plug-in registers, and taken out again when the test ends
+    monkeypatch.setitem(TRAINERS._load(), ("snapshot-link-prediction", "plugin"), lambda config: object())
+    with pytest.raises(UnsupportedTaskError, match="'plugin' cannot pause and resume.*gclstm.*graph_wavenet"):
+        make_trainer(task, "plugin", TrainConfig(time_limit=60))
+    assert getattr(make_trainer(task, "gclstm", TrainConfig(time_limit=60)), "resumable", False)
 
 
 def test_deadline_judges_by_the_slowest_epoch_on_its_clock():

@@ -237,8 +237,8 @@ def test_train_and_the_cli_write_a_record_that_verifies(cache, tmp_path, capsys)
 
 
 def test_the_fit_says_its_estimate_once_and_keeps_it_in_the_report(wiki, capsys, monkeypatch):
-    """The shared loop (tgbhub.trainers.history) times the first epoch's batches: one notice, and as tgn cannot pause,
-    the bound it names is --epochs, not --time-limit."""
+    """The shared loop (tgbhub.trainers.history) times the first epoch's batches: one notice, and as tgn can pause and
+    resume, the bound it names is --resume --time-limit."""
     from tgbhub.trainers import base
 
     clock = iter(range(0, 10**6, 900))  # every batch looks 15 minutes long
@@ -249,7 +249,7 @@ def test_the_fit_says_its_estimate_once_and_keeps_it_in_the_report(wiki, capsys,
     said = [line for line in capsys.readouterr().err.splitlines() if "per epoch" in line]
     assert len(said) == 1 and said[0].startswith("tgbhub: notice: tgn: about ")
     assert "early stopping (patience 5) needs" not in said[0]  # 2 epochs: fewer than patience + 1
-    assert "--epochs N or --patience N (tgn cannot pause and resume" in said[0]
+    assert "--resume --time-limit 3600 (exit 3 when paused; run the same command again to go on)" in said[0]
     assert report.epoch_estimate is not None and report.epoch_estimate["seconds_per_epoch"] > 600
 
 
@@ -342,3 +342,31 @@ def test_graphmixer_trains_from_the_command_line_with_a_record_that_verifies(cac
     assert json.loads(record.read_text())["model"]["name"] == "graphmixer"
     assert cli.main(["--offline", "--cache-dir", str(cache), "verify-result", str(record),
                      str(out / "submission.parquet")]) == 0
+
+
+@pytest.mark.parametrize("model, sizes", [("tgn", TINY), ("graphmixer", MIXER)])
+def test_a_fit_paused_by_its_time_limit_goes_on_to_the_same_model(wiki, tmp_path, model, sizes):
+    """With a state file and a time limit (--resume --time-limit), a fit pauses at epoch boundaries and a later call
+    goes on where it stopped: three calls of one epoch each end where one uninterrupted fit ends, bit for bit."""
+    task = wiki.manifest.task_named("ranking")
+
+    def config(**extra) -> TrainConfig:
+        return TrainConfig(seed=5, hparams=sizes, epochs=3, patience=3, progress=False, device="cpu", **extra)
+
+    whole = make_trainer(task, model, config(), dataset=wiki)
+    whole_report = whole.fit(wiki, task)
+    state, reports = tmp_path / "fit-state.pt", []
+    while not reports or not reports[-1].finished:
+        trainer = make_trainer(task, model, config(state_file=str(state), time_limit=0), dataset=wiki)
+        reports.append(trainer.fit(wiki, task))
+        assert len(reports) <= 3
+    assert [r.finished for r in reports] == [False, False, True] and reports[-1].resumed_at == 2
+    report = reports[-1]
+    assert [h["train_loss"] for h in report.history] == [h["train_loss"] for h in whole_report.history]
+    assert [h["val_mrr"] for h in report.history] == [h["val_mrr"] for h in whole_report.history]
+    assert (report.best_epoch, report.best_val) == (whole_report.best_epoch, whole_report.best_val)
+    assert np.array_equal(_flat(trainer.predict(wiki, task, "test")), _flat(whole.predict(wiki, task, "test")))
+    # a finished state is not trained again: the next call restores the best epoch
+    again = make_trainer(task, model, config(state_file=str(state)), dataset=wiki)
+    assert again.fit(wiki, task).epochs_run == 3
+    assert np.array_equal(_flat(again.predict(wiki, task, "test")), _flat(whole.predict(wiki, task, "test")))

@@ -274,3 +274,28 @@ def _one_epoch_then_stop(trainer):
         return original(*args, **kwargs) if len(calls) == 1 else float("nan")
 
     return epoch
+
+
+@pytest.mark.parametrize("model", ["gclstm", "tgn"])
+def test_a_fit_paused_by_its_time_limit_goes_on_to_the_same_model(datasets, tmp_path, model):
+    """--resume --time-limit on T-GRAB's protocol: three calls of one epoch each end where one uninterrupted fit ends,
+    bit for bit (the negatives' draws come back with torch's generator state)."""
+    dataset = datasets[PDET]
+    task = dataset.manifest.task_named("snapshot-f1")
+
+    def config(**extra) -> TrainConfig:
+        return TrainConfig(seed=4, hparams=TINY[model], **{**SMOKE, "epochs": 3, "limit_batches": 6, **extra})
+
+    whole = make_trainer(task, model, config())
+    whole_report = whole.fit(dataset, task)
+    state, reports = tmp_path / "fit-state.pt", []
+    while not reports or not reports[-1].finished:
+        trainer = make_trainer(task, model, config(state_file=str(state), time_limit=0))
+        reports.append(trainer.fit(dataset, task))
+        assert len(reports) <= 3
+    report = reports[-1]
+    assert [r.finished for r in reports] == [False, False, True] and report.resumed_at == 2
+    assert [h["train_loss"] for h in report.history] == [h["train_loss"] for h in whole_report.history]
+    assert (report.best_epoch, report.best_val, report.val_metric) == (whole_report.best_epoch,
+                                                                       whole_report.best_val, whole_report.val_metric)
+    assert np.array_equal(_scores(trainer.predict(dataset, task, "test")), _scores(whole.predict(dataset, task, "test")))

@@ -28,7 +28,7 @@ how long a run takes:
 examples:
   tgbhub train dlinear chaosnet/k0.5-rho0.3-n8 --resume --time-limit 3600
       at most an hour per call: pauses at an epoch boundary (exit 3); the same command goes on
-      (--time-limit: the ChaosNet models, which can pause and resume)
+      (--time-limit: any model tgbhub ships; each pauses and resumes bit-identically on CPU)
   tgbhub train tgn t-grab/ce-64 --epochs 20
       a bounded run (not comparable to the published numbers)
 """
@@ -109,8 +109,8 @@ def register(commands: argparse._SubParsersAction) -> list[tuple[str, str]]:
                          "epoch and go on from it when it exists (a run over several processes or GPU slots)")
     trainer.add_argument("--time-limit", type=float, metavar="SECONDS", help="with --resume, e.g. --resume "
                          "--time-limit 3600: stop at the epoch boundary before an epoch that would end later than "
-                         "this (exit 3; run the same command again to go on); the models that can pause and "
-                         "resume: the ChaosNet ones")
+                         "this (exit 3; run the same command again to go on); every model tgbhub ships can "
+                         "pause and resume")
     trainer.add_argument("--json", action="store_true", help="print the run's JSON summary")
     add_record_option(trainer)
     return listed(trainer)

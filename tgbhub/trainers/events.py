@@ -54,13 +54,12 @@ import numpy as np
 from tgbhub.errors import IntegrityError, InvalidNameError, NotFittedError, UnsupportedTaskError
 from tgbhub.progress import Steps
 from tgbhub.trainers.base import FitReport, TrainConfig, checked_hparams, register_trainer
-from tgbhub.trainers.history import HistoryTrainer
+from tgbhub.trainers.history import EpochLoop, HistoryTrainer
 from tgbhub.trainers.snapshot import RankingQueries, SnapshotTrainer
 from tgbhub.trainers.torchutil import require_torch, resolve_device
 
 if TYPE_CHECKING:
     import torch
-    from torch import Tensor
 
     from tgbhub.baselines.registry import Column
     from tgbhub.data import TemporalGraphDataset
@@ -290,7 +289,7 @@ class EventTrainer(HistoryTrainer):
         return FitReport(device=str(self.device), val_metric="mrr", higher_is_better=True)
 
     def _epochs(self, dataset: TemporalGraphDataset, task: Mapping[str, Any], settings: Mapping[str, Any],
-                report: FitReport) -> None:
+                report: FitReport) -> float:
         """TGB's protocol: train on the train split, select the epoch with the best validation MRR, keep its weights
         and its history states at the start and end of val. ``history`` has ``train_loss`` (the mean batch loss),
         ``val_mrr``, and ``seconds`` per epoch split into ``train_seconds`` and ``val_seconds``."""
@@ -306,11 +305,10 @@ class EventTrainer(HistoryTrainer):
         # TGB draws training negatives from the whole dataset's destination range
         dst_range = (int(dst.min()), int(dst.max()) + 1) if len(dst) else (0, 1)
         generator = torch.Generator(device=self.device).manual_seed(self.config.seed)
+        loop = EpochLoop(self, dataset, settings, report, optimiser, generator)
         queries = EventQueries(torch, dataset, task, "val", self.device)  # on the device once, reset every epoch
-        best: tuple[dict[str, Tensor], dict[int, dict[str, Any] | None]] | None = None
-        stale = 0
-        self._start_pace(settings, report, len(batches))
-        for epoch in range(settings["epochs"]):
+        self._start_pace(settings, report, len(batches), first_epoch=loop.first)
+        for epoch in loop.epochs():
             tick = time.perf_counter()
             loss = self._train_epoch(torch, optimiser, batches, train[0], dst_range, generator, epoch,
                                      settings["epochs"])
@@ -322,20 +320,18 @@ class EventTrainer(HistoryTrainer):
             done = time.perf_counter()
             report.history.append({"epoch": epoch, "train_loss": loss, "val_mrr": score, "seconds": done - tick,
                                    "train_seconds": trained - tick, "val_seconds": done - trained})
-            report.epochs_run = epoch + 1
             # TGB's EarlyStopMonitor: an improvement is a relative gain above the tolerance
             if report.best_epoch < 0 or score - report.best_val > settings["tolerance"] * abs(report.best_val):
-                report.best_val, report.best_epoch, stale = score, epoch, 0
-                best = ({k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()},
-                        {val[0]: entry, val[1]: module.history()})
+                report.best_val, report.best_epoch, loop.stale = score, epoch, 0
+                loop.best = ({k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()},
+                             {val[0]: entry, val[1]: module.history()})
             else:
-                stale += 1
-            if not math.isfinite(loss) or stale >= settings["patience"]:
+                loop.stale += 1
+            ended = not math.isfinite(loss) or loop.stale >= settings["patience"] or epoch + 1 == settings["epochs"]
+            if not loop.end_epoch(epoch, ended):
                 break
-        if best is not None:
-            module.load_state_dict(best[0])
-            self._boundaries = {0: None, **best[1]}
-        self._position = None
+        loop.finish()
+        return loop.earlier_seconds
 
     def _train_epoch(self, torch: ModuleType, optimiser: torch.optim.Optimizer, batches: list[tuple[int, int]],
                      start: int, dst_range: tuple[int, int], generator: torch.Generator, epoch: int, epochs: int
@@ -432,6 +428,8 @@ class TGNRankingTrainer:
 
     model_name = MODEL_NAME
     task_type = TASK_TYPE
+    #: both protocols take a state file and a time limit (:class:`~tgbhub.trainers.history.EpochLoop`)
+    resumable = True
 
     def __init__(self, config: TrainConfig) -> None:
         self.config = config

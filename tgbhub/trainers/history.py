@@ -18,16 +18,130 @@ from typing import TYPE_CHECKING, Any
 
 from tgbhub.errors import IntegrityError, InvalidNameError, NotFittedError
 from tgbhub.trainers.base import EpochPace, FitReport, TrainConfig
+from tgbhub.trainers.resume import (
+    Deadline,
+    FitState,
+    global_rng_state,
+    load_fit_state,
+    run_identity,
+    save_fit_state,
+    set_global_rng_state,
+)
 from tgbhub.trainers.torchutil import isolated_rng, require_torch, resolve_device
 
 if TYPE_CHECKING:
     import torch
+    from torch import Tensor
 
     from tgbhub.baselines.registry import Column
     from tgbhub.data import TemporalGraphDataset
 
 #: a network's history state at a boundary: its own record of tensors and ints (``network.history()``)
 History = dict[str, Any]
+#: the best epoch's weights (CPU copies) and the history states kept for prediction
+Best = tuple[dict[str, "Tensor"], dict[int, History | None]]
+
+
+class HistoryFitState(FitState, total=False):
+    """A history trainer's fit state: :class:`~tgbhub.trainers.resume.FitState` with the best epoch's kept history
+    states and the protocol's own book-keeping (a best train loss, the name of the validation metric)."""
+
+    boundaries: list[dict[str, Any]]
+    book: dict[str, Any]
+
+
+class EpochLoop:
+    """The epochs of one fit of a history trainer, resumable: with ``TrainConfig.state_file`` it starts where a
+    saved state left off and saves its state after every epoch; with ``TrainConfig.time_limit`` it stops at the
+    epoch boundary before an epoch that would end later (the report then says ``finished=False``). On CPU a resumed
+    fit is bit-identical to one that never stopped.
+
+    The protocol's loop reads :meth:`epochs`, records its best epoch in :attr:`best`, counts :attr:`stale` epochs
+    and keeps what else it needs in :attr:`book`; it ends each epoch with :meth:`end_epoch` and the fit with
+    :meth:`finish`.
+    """
+
+    def __init__(self, trainer: HistoryTrainer, dataset: TemporalGraphDataset, settings: Mapping[str, Any],
+                 report: FitReport, optimiser: torch.optim.Optimizer, generator: torch.Generator | None) -> None:
+        self.trainer, self.settings, self.report = trainer, settings, report
+        self.optimiser, self.generator = optimiser, generator
+        self.identity = run_identity(trainer.model_name, settings, trainer.config.seed, dataset)
+        self.deadline = Deadline(trainer.config.time_limit, time.perf_counter, trainer.started)
+        self.best: Best | None = None
+        self.stale = 0
+        self.book: dict[str, Any] = {}
+        self.first = 0
+        self.earlier_seconds = 0.0
+        self._resume()
+
+    def epochs(self) -> range:
+        """The epochs this call runs (none for a fit a saved state says had ended)."""
+        return range(self.first, int(self.settings["epochs"]))
+
+    def end_epoch(self, epoch: int, ended: bool) -> bool:
+        """Close ``epoch`` (``ended``: the protocol stops after it); save the state; whether to run another."""
+        report = self.report
+        report.epochs_run = epoch + 1
+        report.finished = ended or self.deadline.allows(max(h["seconds"] for h in report.history))
+        self._save(epoch + 1, ended)
+        return not ended and report.finished
+
+    def finish(self) -> None:
+        """Give the trainer the best epoch's weights and history states (when the fit finished: a paused fit keeps
+        the last epoch's, to go on from)."""
+        trainer = self.trainer
+        if self.report.finished and self.best is not None:
+            trainer._network().load_state_dict(self.best[0])
+            trainer._boundaries = {0: None, **self.best[1]}
+        trainer._position = None
+
+    def _save(self, next_epoch: int, ended: bool) -> None:
+        path = self.trainer.config.state_file
+        if path is None:
+            return
+        report, best = self.report, self.best
+        kept = [] if best is None else [{"t": int(t), "history": h} for t, h in sorted(best[1].items())
+                                        if h is not None]
+        generator = self.generator.get_state() if self.generator is not None else None
+        state: HistoryFitState = {
+            "identity": self.identity, "next_epoch": next_epoch, "ended": ended,
+            "weights": {k: v.detach().cpu() for k, v in self.trainer._network().state_dict().items()},
+            "optimiser": self.optimiser.state_dict(), "schedule": {},
+            "generator": generator if generator is not None else require_torch("saving a fit").empty(0),
+            "rng": global_rng_state(self.trainer.device),
+            "stopper": {"best": report.best_val, "best_epoch": report.best_epoch, "stale": self.stale,
+                        "best_state": None if best is None else best[0]},
+            "history": report.history,
+            "train_seconds": self.earlier_seconds + time.perf_counter() - self.trainer.started,
+            "boundaries": kept,
+            "book": {**self.book, "val_metric": report.val_metric, "higher_is_better": report.higher_is_better}}
+        save_fit_state(path, state)
+
+    def _resume(self) -> None:
+        path = self.trainer.config.state_file
+        if path is None:
+            return
+        saved = load_fit_state(path, self.identity)
+        if saved is None:
+            return
+        state: HistoryFitState = saved  # type: ignore[assignment]  # the keys a history trainer adds are optional
+        self.trainer._network().load_state_dict(state["weights"])
+        self.optimiser.load_state_dict(state["optimiser"])
+        if self.generator is not None:
+            self.generator.set_state(state["generator"])
+        set_global_rng_state(state["rng"], self.trainer.device)
+        stopper, report = state["stopper"], self.report
+        report.best_val, report.best_epoch, self.stale = float(stopper["best"]), int(stopper["best_epoch"]), \
+            int(stopper["stale"])
+        if stopper["best_state"] is not None:
+            self.best = (stopper["best_state"], {int(b["t"]): dict(b["history"]) for b in state.get("boundaries", [])})
+        self.book = dict(state.get("book", {}))
+        report.val_metric = str(self.book.pop("val_metric", report.val_metric))
+        report.higher_is_better = bool(self.book.pop("higher_is_better", report.higher_is_better))
+        report.history = list(state["history"])
+        report.epochs_run = report.resumed_at = int(state["next_epoch"])
+        self.earlier_seconds = float(state["train_seconds"])
+        self.first = int(self.settings["epochs"]) if state["ended"] else int(state["next_epoch"])
 
 
 class HistoryTrainer:
@@ -40,9 +154,13 @@ class HistoryTrainer:
 
     model_name: str
     task_type: str
+    #: takes ``TrainConfig.state_file`` and ``time_limit`` (:class:`EpochLoop`)
+    resumable = True
 
     def __init__(self, config: TrainConfig) -> None:
         self.config = config
+        #: when the running fit started (its time limit counts from there)
+        self.started = 0.0
         #: the network, built by ``fit`` or :meth:`restore`
         self.module: Any = None
         self.device: torch.device | None = None
@@ -69,8 +187,9 @@ class HistoryTrainer:
         raise NotImplementedError
 
     def _epochs(self, dataset: TemporalGraphDataset, task: Mapping[str, Any], settings: Mapping[str, Any],
-                report: FitReport) -> None:
-        """Train epoch by epoch into ``report``; leave the best epoch's weights and history boundaries in place."""
+                report: FitReport) -> float:
+        """Train epoch by epoch into ``report`` through an :class:`EpochLoop`; leave the best epoch's weights and
+        history boundaries in place. Returns the seconds earlier calls of a resumed fit trained."""
         raise NotImplementedError
 
     def _observe(self, start: int, stop: int) -> None:
@@ -84,14 +203,15 @@ class HistoryTrainer:
 
     # -------------------------------------------------------------------------------------------------- shared
 
-    def _start_pace(self, settings: Mapping[str, Any], report: FitReport, units: int) -> EpochPace:
+    def _start_pace(self, settings: Mapping[str, Any], report: FitReport, units: int, first_epoch: int = 0
+                    ) -> EpochPace:
         """The fit's time estimate (:class:`~tgbhub.trainers.base.EpochPace`) over ``units`` train units an epoch,
         kept in :attr:`pace` for the train passes to report to; made right before the first epoch starts."""
         sync = None
         if self.device is not None and self.device.type == "cuda":
             sync = require_torch(f"training {self.model_name}").cuda.synchronize
         self.pace = EpochPace(self.model_name, self.config, epochs=settings["epochs"], patience=settings["patience"],
-                              batches=units, report=report, resumable=bool(getattr(self, "resumable", False)),
+                              batches=units, report=report, first_epoch=first_epoch, resumable=self.resumable,
                               sync=sync)
         return self.pace
 
@@ -110,7 +230,11 @@ class HistoryTrainer:
         Resumes from the live history when it is not past ``target``, else from the latest kept boundary at or
         before it, and observes the units in between without scoring them."""
         module = self._network()
-        module.eval()  # first: TGN's memory flushes its pending messages when it leaves training mode
+        # first: TGN's memory flushes its pending messages when it leaves training mode, and without gradients (as
+        # in TGB's @torch.no_grad() test loop): a flush recorded by autograd would leave the memory tied to this
+        # epoch's weights, and the next epoch's first step would back-propagate into it
+        with require_torch(f"evaluating {self.model_name}").no_grad():
+            module.eval()
         position = self._position
         if position is None or position > target:
             position = max(b for b in self._boundaries if b <= target)
@@ -135,12 +259,12 @@ class HistoryTrainer:
             UnsupportedTaskError: for a task or dataset this trainer does not serve.
         """
         require_torch(f"training {self.model_name}")
-        started = time.perf_counter()
+        self.started = time.perf_counter()
         with isolated_rng(self.config.seed, resolve_device(self.config.device)):
             settings = self._prepare(dataset, task)
             report = self._new_report()
-            self._epochs(dataset, task, settings, report)
-        report.train_seconds = time.perf_counter() - started
+            earlier = self._epochs(dataset, task, settings, report)
+        report.train_seconds = earlier + time.perf_counter() - self.started
         return report
 
     def predict(self, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str) -> dict[str, Column]:

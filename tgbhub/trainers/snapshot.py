@@ -48,7 +48,7 @@ from tgbhub.errors import InvalidNameError, NotFittedError, UnsupportedTaskError
 from tgbhub.progress import Steps
 from tgbhub.tasks.declared import candidate_pairs, graded_snapshots
 from tgbhub.trainers.base import FitReport, TrainConfig, checked_hparams, register_trainer
-from tgbhub.trainers.history import History, HistoryTrainer
+from tgbhub.trainers.history import EpochLoop, HistoryTrainer
 from tgbhub.trainers.torchutil import require_torch, resolve_device
 
 if TYPE_CHECKING:
@@ -366,7 +366,7 @@ class SnapshotTrainer(HistoryTrainer):
         return FitReport(device=str(self.device))
 
     def _epochs(self, dataset: TemporalGraphDataset, task: Mapping[str, Any], settings: Mapping[str, Any],
-                report: FitReport) -> None:
+                report: FitReport) -> float:
         """T-GRAB's protocol (Algorithm 1): train on the train split, select the epoch with the best validation score
         (F1 or MRR), keep its weights and its history states at the start and end of val. ``history`` has
         ``train_loss``, ``val_f1``/``val_mrr`` and ``seconds`` per epoch."""
@@ -378,11 +378,10 @@ class SnapshotTrainer(HistoryTrainer):
         steps = train_stop - train_start
         if settings["limit_batches"]:
             steps = min(steps, settings["limit_batches"])
+        loop = EpochLoop(self, dataset, settings, report, optimiser, None)  # negatives draw from torch's generator
         queries = self._query_set(torch, dataset, task, "val")  # on the device once, reset every epoch
-        best_loss, stale = math.inf, 0
-        best: tuple[dict[str, Tensor], dict[int, History | None]] | None = None
-        self._start_pace(settings, report, steps)
-        for epoch in range(settings["epochs"]):
+        self._start_pace(settings, report, steps, first_epoch=loop.first)
+        for epoch in loop.epochs():
             tick = time.perf_counter()
             loss = self._train_epoch(torch, optimiser, train_start, train_start + steps, epoch, settings["epochs"])
             queries.reset()
@@ -391,22 +390,21 @@ class SnapshotTrainer(HistoryTrainer):
             name, score = queries.metric()
             report.history.append({"epoch": epoch, "train_loss": loss, f"val_{name}": score,
                                    "seconds": time.perf_counter() - tick})
-            report.epochs_run = epoch + 1
             if report.best_epoch < 0 or score > report.best_val:
                 report.best_val, report.best_epoch = score, epoch
                 report.val_metric, report.higher_is_better = name, True
-                best = ({k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()},
-                        {val_start: entry, val_stop: module.history()})
-            if loss < best_loss:
-                best_loss, stale = loss, 0
+                loop.best = ({k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()},
+                             {val_start: entry, val_stop: module.history()})
+            if loss < loop.book.get("best_loss", math.inf):
+                loop.book["best_loss"], loop.stale = loss, 0
             else:
-                stale += 1
-            if not math.isfinite(loss) or stale >= settings["patience"] or score >= 1.0:
+                loop.stale += 1
+            ended = (not math.isfinite(loss) or loop.stale >= settings["patience"] or score >= 1.0
+                     or epoch + 1 == settings["epochs"])
+            if not loop.end_epoch(epoch, ended):
                 break
-        if best is not None:
-            module.load_state_dict(best[0])
-            self._boundaries = {0: None, **best[1]}
-        self._position = None
+        loop.finish()
+        return loop.earlier_seconds
 
     def _train_epoch(self, torch: ModuleType, optimiser: torch.optim.Optimizer, start: int, stop: int, epoch: int,
                      epochs: int) -> float:

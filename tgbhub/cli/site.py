@@ -16,10 +16,11 @@ def run_site_build(args: argparse.Namespace) -> int:
 
     # a skipped figure is a FigureWarning: one line on stderr (main turns warnings into lines), never on stdout
     report = build_site(args.out, family=args.family, figures=not args.no_figures, require_figures=args.with_figures,
-                        cache_dir=args.cache_dir, results=args.results)
+                        cache_dir=args.cache_dir, results=args.results, previews=not args.no_previews)
     if args.json:
         return print_json({"out": str(report.out), "pages": len(report.pages), "figures": list(report.figures),
                            "figures_skipped": dict(report.figures_skipped), "figures_drawn": report.figures_drawn,
+                           "previews": list(report.previews), "examples": list(report.examples),
                            "figures_reused": report.figures_reused})
     datasets = f"{len(report.figures)} dataset{'' if len(report.figures) == 1 else 's'}"
     print(f"wrote {len(report.pages)} pages and the figures of {datasets} into {report.out} "
@@ -43,5 +44,8 @@ def register(commands: argparse._SubParsersAction) -> list[tuple[str, str]]:
     building.add_argument("--results", metavar="DIR", help="a results repo whose leaderboards/<family>/<name>/<task>"
                           ".parquet fill the leaderboard pages: a checkout, or the git repo `tgbhub leaderboard "
                           "update` writes (e.g. ROOT/datasets/tgbhub/results of a git: hub)")
+    building.add_argument("--no-previews", action="store_true", help="show no data on the dataset pages (by default "
+                          "every dataset the cache already holds shows the first rows of its files, one query with "
+                          "its negatives, and an example submission, graded and kept in the cache)")
     building.add_argument("--json", action="store_true")
     return listed(building)

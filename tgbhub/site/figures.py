@@ -73,7 +73,7 @@ def stored_path(root: Path, manifest: Manifest, kind: str) -> Path:
     return root / STORE / family / short / f"{content_digest(manifest)[:24]}-{kind}-v{plot.DRAWING_VERSION}.png"
 
 
-def _cached_manifest(row: Mapping[str, Any], manifests: Mapping[str, Manifest], root: Path) -> Manifest | None:
+def manifest_in_cache(row: Mapping[str, Any], manifests: Mapping[str, Manifest], root: Path) -> Manifest | None:
     """The manifest of a row's dataset when the cache holds it (and, for a derived one, its parent), else None."""
     name, version = row["name"], row["version"]
     if row["status"] not in ("cached", "imported") or version is None:
@@ -231,7 +231,7 @@ def site_figures(rows: Sequence[Mapping[str, Any]], manifests: Mapping[str, Mani
     planned: list[tuple[str, dict[str, Path]]] = []
     jobs: list[tuple[int, str, str, list[str]]] = []
     for row in rows:
-        manifest = _cached_manifest(row, manifests, root)
+        manifest = manifest_in_cache(row, manifests, root)
         name = row["name"]
         if manifest is None or name not in page_of:
             continue  # never build or download for a figure: the site shows what this cache holds

@@ -1,8 +1,11 @@
 """The PyTorch Geometric adapter (tgbhub.forecasting.pyg): TemporalData export on real data built by the real
-generators, and the SnapshotLoader of the paper's PyG branch, with DataLoader workers."""
+generators, and the SnapshotLoader of the paper's PyG branch, with DataLoader workers; ``ds.to_pyg()`` with what the
+manifest declares (edge and node features, weights, labels) and the dataset's node count on every split, on T-GRAB
+and on small releases in TGB's formats (tests/tgb_formats.py) imported as ``tgbhub import tgb`` imports them."""
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +15,7 @@ import numpy as np
 import pytest
 
 import tgbhub
+from tests import tgb_formats as formats
 from tgbhub.data import TemporalGraphDataset
 from tgbhub.errors import InvalidNameError, MissingExtraError
 
@@ -190,3 +194,98 @@ def test_continuous_time_dataset_keeps_float64_and_every_event(shared_cache: Pat
         assert bool(((snap.t >= loader.bounds[i]) & (snap.t < loader.bounds[i + 1])).all())
     order = np.argsort(test.t, kind="stable")
     assert np.array_equal(torch.cat([s.src for s in snaps]).numpy(), test.src[order])
+
+
+# --- ds.to_pyg(): what the manifest declares, and the whole node-id space -------------------------------------------
+
+def import_release(files: formats.FormatFiles, folder: Path, stats: dict[str, int]) -> TemporalGraphDataset:
+    """``files`` zipped and imported into ``folder/cache`` as ``tgbhub import tgb`` does, then loaded offline."""
+    from tgbhub.local.imports import import_tgb
+
+    import_tgb(files.name, formats.zip_dataset(files, folder / "zips"), cache_dir=folder / "cache",
+               expected_stats=stats)
+    dataset = tgbhub.load_dataset(f"tgb/{files.name}", cache_dir=folder / "cache", offline=True)
+    assert isinstance(dataset, TemporalGraphDataset)
+    return dataset
+
+
+def flight_release(folder: Path) -> TemporalGraphDataset:
+    """A small tgbl-flight: 16-d edge features and 20-d airport node features."""
+    files = formats.write_flight(folder / formats.dir_name("tgbl-flight"), n_edges=300)
+    rows = files.truth["rows"]
+    stats = {"num_nodes": len({r[1] for r in rows} | {r[2] for r in rows}), "num_edges": len(rows),
+             "num_timestamps": len({r[0] for r in rows}), "edge_feat_dim": 16}
+    return import_release(files, folder, stats)
+
+
+def trade_release(folder: Path) -> TemporalGraphDataset:
+    """A small tgbn-trade: edge weights and yearly node labels."""
+    files = formats.write_tgbn(folder / "files", "tgbn-trade", n_edges=400, n_nations=30, n_years=8)
+    truth = files.truth
+    stats = {"num_nodes": len(set(truth["nation"]) | set(truth["trading_nation"])), "num_edges": len(truth["year"]),
+             "num_timestamps": len(set(truth["year"].tolist()))}
+    return import_release(files, folder, stats)
+
+
+@pytest.fixture(scope="module")
+def flight(tmp_path_factory: pytest.TempPathFactory) -> TemporalGraphDataset:
+    return flight_release(tmp_path_factory.mktemp("flight"))
+
+
+@pytest.fixture(scope="module")
+def trade(tmp_path_factory: pytest.TempPathFactory) -> TemporalGraphDataset:
+    return trade_release(tmp_path_factory.mktemp("trade"))
+
+
+def test_every_split_counts_the_whole_node_id_space(ce1: TemporalGraphDataset) -> None:
+    train = ce1.to_pyg("train")
+    # the ids that occur in train stop short of the dataset's 101: PyG's own count would say fewer
+    assert int(torch.maximum(train.src.max(), train.dst.max())) + 1 < ce1.num_nodes == 101
+    for split in (None, "train", "val", "test"):
+        data = ce1.to_pyg(split)
+        assert isinstance(data, pyg_data.TemporalData) and data.num_nodes == ce1.num_nodes, split
+        # one-hot node features, one row per node id, and the constant-1 edge feature the manifest declares
+        assert torch.equal(data.x, torch.eye(ce1.num_nodes)) and bool((data.msg == 1).all())
+        assert "edge_weight" not in data and "label" not in data
+    head = train[:ce1.num_nodes]  # as many events as nodes: x must still not be cut
+    assert head.num_events == ce1.num_nodes and head.num_nodes == ce1.num_nodes and head.x.shape == (101, 101)
+    assert torch.equal(head.src, train.src[:ce1.num_nodes])
+    restored = pickle.loads(pickle.dumps(train))
+    assert type(restored) is type(train) and restored.num_nodes == ce1.num_nodes
+
+
+def test_declared_edge_and_node_features_are_msg_and_x(flight: TemporalGraphDataset) -> None:
+    declared = flight.manifest.graph["node_feat"]
+    nodes = flight.artifact(declared["file"])[declared["column"]]
+    assert flight.manifest.graph["edge_features"] == "float64[16] (edge_feat)"
+    for split in ("train", "val", "test"):
+        lo, hi = flight.splits[split]
+        data = flight.to_pyg(split)
+        assert data.msg.dtype == torch.float32 and data.msg.shape == (hi - lo, 16)
+        assert np.array_equal(data.msg.numpy(), flight.columns["edge_feat"][lo:hi].astype(np.float32))
+        assert np.array_equal(data.x.numpy(), nodes.astype(np.float32)) and data.x.shape == (flight.num_nodes, 20)
+        assert np.array_equal(data.src.numpy(), flight.src[lo:hi]) and np.array_equal(data.t.numpy(), flight.t[lo:hi])
+        assert data.num_nodes == flight.num_nodes
+    # the accessors the conversion reads
+    assert flight.edge_weights() is None and flight.node_labels() is None
+    assert np.array_equal(flight.edge_features("val"), flight.columns["edge_feat"][slice(*flight.splits["val"])])
+
+
+def test_weights_and_labels_travel_with_their_split(trade: TemporalGraphDataset) -> None:
+    rows = trade.manifest.task["labels"]["rows"]
+    labels = trade.artifact(trade.manifest.graph["labels_file"])
+    for split in ("train", "val", "test"):
+        lo, hi = trade.splits[split]
+        data = trade.to_pyg(split)
+        assert np.array_equal(data.edge_weight.numpy(), trade.columns["weight"][lo:hi])
+        assert data.edge_weight.dtype == torch.float64 and data.msg.shape == (hi - lo, 1)
+        a, b = rows[split]
+        assert np.array_equal(data.label_t.numpy(), labels["t"][a:b])
+        assert np.array_equal(data.label_node.numpy(), labels["node"][a:b])
+        assert np.array_equal(data.label.numpy(), labels["label"][a:b].astype(np.float32))
+        assert data.label.shape == (b - a, trade.manifest.graph["num_classes"]) and b > a
+        assert "x" not in data and data.num_nodes == trade.num_nodes  # it declares no node features
+    whole = trade.to_pyg()
+    assert len(whole.label_t) == len(labels["t"])  # every labelled row, graded or not
+    sliced = trade.to_pyg("train")[:3]
+    assert sliced.num_events == 3 and len(sliced.label_t) == rows["train"][1] - rows["train"][0]

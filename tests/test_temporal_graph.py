@@ -1,9 +1,13 @@
 """The temporal-graph dataset object's names, one meaning each: ``splits`` counts rows on a base dataset and on its
 derived variant alike (a discrete-time base's snapshot ranges are ``snapshot_splits``), and a variant's column dtypes
-are its parent's except where its transform's definition says otherwise, which the cards state."""
+are its parent's except where its transform's definition says otherwise, which the cards state. Its conversions
+for tabular tools, ``to_pandas`` and ``to_hf``, give the edge file's own columns and types, checked against the
+Parquet file itself (a T-GRAB base, its float-time variant, and a TGB release with a feature-vector column).
+"""
 
 from __future__ import annotations
 
+import sys
 from itertools import pairwise
 from pathlib import Path
 
@@ -12,7 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import tgbhub
+from tests import tgb_formats as formats
 from tgbhub import api, cache
+from tgbhub.errors import InvalidNameError, MissingExtraError
 
 BASE = "t-grab/ce-4"
 VARIANT = f"{BASE}~shuffle-s0"
@@ -117,3 +123,89 @@ def test_to_torch_keeps_the_exposed_time_dtype(pair) -> None:
     tensors = variant.to_torch("cpu")
     assert tensors["t"].dtype == torch.float64 and tensors["src"].dtype == torch.int64
     assert torch.equal(tensors["t"], torch.from_numpy(np.array(variant.t)))
+
+
+# --- to_pandas / to_hf: the edge file's rows, columns and types ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def flight(tmp_path_factory: pytest.TempPathFactory) -> tgbhub.data.TemporalGraphDataset:
+    """A small tgbl-flight imported as `tgbhub import tgb` imports it: its edge file has a 16-wide feature column."""
+    from tgbhub.local.imports import import_tgb
+
+    folder = tmp_path_factory.mktemp("flight")
+    files = formats.write_flight(folder / formats.dir_name("tgbl-flight"), n_edges=300)
+    rows = files.truth["rows"]
+    stats = {"num_nodes": len({r[1] for r in rows} | {r[2] for r in rows}), "num_edges": len(rows),
+             "num_timestamps": len({r[0] for r in rows}), "edge_feat_dim": 16}
+    import_tgb(files.name, formats.zip_dataset(files, folder / "zips"), cache_dir=folder / "cache",
+               expected_stats=stats)
+    return tgbhub.load_dataset("tgb/tgbl-flight", cache_dir=folder / "cache", offline=True)
+
+
+def _edge_file(ds: tgbhub.data.TemporalGraphDataset) -> Path:
+    """The verified Parquet edge file in the cache (its columns are memory-mapped beside it as NAME.COLUMN.npy)."""
+    edges = ds.manifest.graph["edges_file"]
+    path = Path(next(iter(ds._files[edges].values()))).with_name(edges)
+    assert path.is_file()
+    return path
+
+
+def _stored_rows(ds: tgbhub.data.TemporalGraphDataset) -> tuple[int, int]:
+    """The rows the dataset's own edge file holds: all of a base dataset's; a variant's, those of the split its
+    transform rewrote (its other rows are the parent's, read from the parent's file)."""
+    if ds.parent is None:
+        return 0, ds.num_rows
+    return ds.splits[ds.manifest.transform["params"]["scope"]]
+
+
+def _equal_frames(a, b) -> bool:
+    """Equal columns, dtypes, index and values, a vector column compared row by row."""
+    if list(a.columns) != list(b.columns) or dict(a.dtypes) != dict(b.dtypes) or not a.index.equals(b.index):
+        return False
+    return all(np.array_equal(np.stack(a[c].to_numpy()), np.stack(b[c].to_numpy())) if a[c].dtype == object
+               else np.array_equal(a[c].to_numpy(), b[c].to_numpy()) for c in a.columns)
+
+
+def test_to_pandas_is_the_parquet_file(pair, flight) -> None:
+    pytest.importorskip("pandas")
+    base, variant, _ = pair
+    for ds in (base, variant, flight):
+        expected = pq.read_table(_edge_file(ds)).to_pandas()
+        lo, hi = _stored_rows(ds)
+        whole = ds.to_pandas()
+        assert list(whole.columns) == list(expected.columns) and dict(whole.dtypes) == dict(expected.dtypes), ds.name
+        assert _equal_frames(whole.iloc[lo:hi].reset_index(drop=True), expected), ds.name
+        for name, (start, stop) in ds.splits.items():
+            part = ds.to_pandas(name)
+            assert _equal_frames(part, whole.iloc[start:stop].reset_index(drop=True)), (ds.name, name)
+    # a variant's other rows are its parent's, with -1 in the columns the parent does not have
+    train, parents = variant.to_pandas("train"), base.to_pandas("train")
+    assert np.array_equal(train["t"].to_numpy(), parents["t"].to_numpy()) and (train["copy_idx"] == -1).all()
+    assert flight.to_pandas("val")["edge_feat"].iloc[0].shape == (16,)
+    with pytest.raises(InvalidNameError, match="holdout"):
+        flight.to_pandas("holdout")
+
+
+def test_to_hf_holds_every_split_with_the_files_types(pair, flight) -> None:
+    pytest.importorskip("datasets")
+    for ds in (*pair[:2], flight):
+        table = pq.read_table(_edge_file(ds)).replace_schema_metadata(None)
+        splits = ds.to_hf()
+        assert list(splits) == list(ds.splits), ds.name
+        for name, (lo, hi) in ds.splits.items():
+            arrow = splits[name].data.table.replace_schema_metadata(None)
+            assert arrow.schema == table.schema and arrow.num_rows == hi - lo, (ds.name, name)
+        lo, hi = _stored_rows(ds)
+        stored = [name for name, rows in ds.splits.items() if lo <= rows[0] and rows[1] <= hi]
+        for name in stored:
+            start, stop = ds.splits[name]
+            assert splits[name].data.table.replace_schema_metadata(None).equals(table.slice(start - lo, stop - start))
+
+
+def test_a_missing_extra_names_its_install_command(pair, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = pair[0]
+    for module, extra, call in (("pandas", "pandas", base.to_pandas), ("datasets", "datasets", base.to_hf)):
+        with monkeypatch.context() as patch:
+            patch.setitem(sys.modules, module, None)  # a None entry makes `import` raise ModuleNotFoundError
+            with pytest.raises(MissingExtraError, match=rf"pip install -e '\.\[{extra}\]'"):
+                call()

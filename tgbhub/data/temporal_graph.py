@@ -5,10 +5,18 @@ derived dataset (its transform's definition declares ``t`` float64, see ``tgbhub
 release's own type for an imported one. ``ds.splits`` counts rows on every dataset (half-open row ranges, so a loader
 never recomputes a split from timestamps); a discrete-time dataset also gives its snapshot ranges as
 ``ds.snapshot_splits``. The manifest's stored ``splits`` block keeps the unit it declares (``splits.unit``).
+
+What the manifest declares beside the rows is read by one accessor each: ``edge_features`` (``graph.edge_features``),
+``node_features`` (``one-hot``, or ``graph.node_feat``'s file), ``edge_weights`` (``graph.edge_weight``),
+``edge_types`` (``graph.edge_types``) and ``node_labels`` (``graph.labels_file``, by the task's graded rows). The
+conversions carry them: ``to_pyg`` (PyG ``TemporalData``), ``to_tgm`` (TGM ``DGData``), and the edge file's own
+columns as ``to_arrow``, ``to_pandas`` and ``to_hf`` (a ``datasets.DatasetDict``). Each method delegates to
+:mod:`tgbhub.data.conversions`, which imports its library on first use, so none is needed to open a dataset.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +24,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tgbhub.data import conversions
 from tgbhub.data.grading import EvaluatorFactory, Gradable
-from tgbhub.errors import IntegrityError, InvalidNameError
+from tgbhub.errors import IntegrityError, InvalidNameError, ManifestError
 from tgbhub.manifest import DIGEST_KIND, Manifest
 
 if TYPE_CHECKING:
+    import datasets
+    import pandas
+    import pyarrow
     import torch
     from torch_geometric.data import TemporalData
 
@@ -116,6 +128,8 @@ class WindowNegatives:
         return len(self.window)
 
 
+#: the column an ``edge_features`` declaration names: ``float64[16] (edge_feat)``
+_DECLARED_COLUMN = re.compile(r"\((\w+)\)\s*$")
 #: ``(dataset, task name) -> (the task document's artifacts manifest, file -> column -> verified .npy path)``
 TaskOpener = Callable[["TemporalGraphDataset", str], "tuple[Manifest, Mapping[str, Mapping[str, Path]]]"]
 
@@ -333,30 +347,186 @@ class TemporalGraphDataset(Gradable):
         Raises:
             ModuleNotFoundError: if torch is not installed (the ``torch`` extra).
         """
-        try:
-            import torch
-        except ModuleNotFoundError as exc:
-            raise ModuleNotFoundError("to_torch() needs torch, which is not installed: in your tgbhub checkout, run "
-                                      "pip install -e '.[torch]'") from exc
-        target = torch.device(device) if device is not None else torch.device(
-            "cuda" if torch.cuda.is_available() else "cpu")
-        time = np.int64 if np.issubdtype(self.t.dtype, np.integer) else np.float64
-        # np.array copies: the columns are read-only memory maps, which torch would warn about on every call.
-        return {name: torch.from_numpy(np.array(getattr(self, name), dtype=dtype)).to(target)
-                for name, dtype in (("src", np.int64), ("dst", np.int64), ("t", time))}
+        return conversions.to_torch(self, device)
+
+    def rows_of(self, split: str | None = None) -> tuple[int, int]:
+        """The half-open row range of ``split`` (every row without one).
+
+        Raises:
+            InvalidNameError: if ``split`` is not one of the dataset's splits.
+        """
+        if split is None:
+            return 0, self.num_rows
+        rows = self.split(split).rows
+        return rows if rows is not None else self.splits[split]
+
+    def edge_features(self, split: str | None = None) -> np.ndarray | None:
+        """The edge features the manifest declares (``graph.edge_features``), one row per row of ``split`` (or of
+        the dataset): float32 ones ``[n, 1]`` for ``constant-1`` (T-GRAB), the named column for ``float64[d]
+        (edge_feat)`` (an imported TGB dataset, as stored); ``None`` where it declares none (``none``, or no entry).
+
+        Raises:
+            InvalidNameError: if ``split`` is not one of the dataset's splits.
+            ManifestError: if the declared column is not among the dataset's columns.
+        """
+        declared = self.manifest.graph.get("edge_features")
+        lo, hi = self.rows_of(split)
+        if declared in (None, "none"):
+            return None
+        if declared == "constant-1":
+            return np.ones((hi - lo, 1), dtype=np.float32)
+        named = _DECLARED_COLUMN.search(str(declared))
+        column = named.group(1) if named else None
+        if column not in self.columns:
+            raise ManifestError(f"{self.name}@{self.version} declares edge_features={declared!r}, which names no "
+                                f"column it holds (columns: {', '.join(self.columns)}); clear its cache entry and "
+                                "load it again with this tgbhub version")
+        features = self.columns[str(column)][lo:hi]
+        return features.reshape(hi - lo, -1)
+
+    def node_features(self) -> np.ndarray | None:
+        """The node features the manifest declares, one row per node id (``num_nodes`` rows): float32 identity rows
+        for ``one-hot`` (T-GRAB), the column ``graph.node_feat`` names in its file (tgbl-flight's airports, as
+        stored); ``None`` where it declares none.
+
+        Raises:
+            ManifestError: if the declared file holds another number of rows than ``num_nodes``.
+            IntegrityError: if the dataset was opened without that file (load it with ``tgbhub.load_dataset``).
+        """
+        graph = self.manifest.graph
+        if graph.get("node_features") == "one-hot":
+            return np.eye(self.num_nodes, dtype=np.float32)
+        declared = graph.get("node_feat")
+        if declared is None:
+            return None
+        features = self.artifact(declared["file"])[declared["column"]]
+        if len(features) != self.num_nodes:
+            raise ManifestError(f"{self.name}@{self.version}: {declared['file']} holds {len(features)} rows of node "
+                                f"features for {self.num_nodes} nodes; clear its cache entry and load it again")
+        return features
+
+    def edge_weights(self, split: str | None = None) -> np.ndarray | None:
+        """The edge weights of ``split``'s rows (or every row): the column the manifest's ``graph.edge_weight``
+        names (a tgbn dataset's ``weight``); ``None`` where it declares none.
+
+        Raises:
+            InvalidNameError: if ``split`` is not one of the dataset's splits.
+            ManifestError: if the declared column is not among the dataset's columns.
+        """
+        column = self.manifest.graph.get("edge_weight")
+        if column is None:
+            return None
+        lo, hi = self.rows_of(split)
+        if column not in self.columns:
+            raise ManifestError(f"{self.name}@{self.version} declares edge_weight={column!r}, a column it does not "
+                                "hold; clear its cache entry and load it again with this tgbhub version")
+        return self.columns[column][lo:hi]
+
+    def edge_types(self, split: str | None = None) -> np.ndarray | None:
+        """The relation type of each row of ``split`` (or every row): the column ``graph.edge_types`` names (a
+        knowledge or heterogeneous graph); ``None`` where it declares none.
+
+        Raises:
+            InvalidNameError: if ``split`` is not one of the dataset's splits.
+        """
+        declared = self.manifest.graph.get("edge_types")
+        if declared is None:
+            return None
+        lo, hi = self.rows_of(split)
+        return self.columns[declared["column"]][lo:hi]
+
+    def node_labels(self, split: str | None = None) -> dict[str, np.ndarray] | None:
+        """The node labels of a node-property task (the manifest's ``graph.labels_file``): ``t``, ``node`` and the
+        dense ``label`` vectors, the rows the task grades in ``split`` (every row of the file without one); ``None``
+        for a dataset without labels.
+
+        Raises:
+            InvalidNameError: if the task grades no labels in ``split`` (the message lists the splits it grades).
+            IntegrityError: if the dataset was opened without the labels file.
+        """
+        file = self.manifest.graph.get("labels_file")
+        if file is None:
+            return None
+        columns = self.artifact(file)
+        if split is None:
+            return {name: columns[name] for name in ("t", "node", "label")}
+        graded = self.manifest.task.get("labels", {}).get("rows", {})
+        if split not in graded:
+            raise InvalidNameError(f"{self.name}@{self.version} grades no labels in split {split!r}; it grades "
+                                   f"labels in {', '.join(graded) or 'no split'}")
+        lo, hi = (int(i) for i in graded[split])
+        return {name: columns[name][lo:hi] for name in ("t", "node", "label")}
 
     def to_pyg(self, split: str | None = None) -> TemporalData:
-        """The events (of ``split``, if given) as a ``torch_geometric.data.TemporalData``: int64 ``src``/``dst``,
-        ``t`` as stored (int64 snapshots or float64), float32 ``msg`` edge features. See
-        :func:`tgbhub.forecasting.pyg.to_temporal_data`.
+        """The events (of ``split``, if given) as a ``torch_geometric.data.TemporalData`` in stored row order, with
+        what the manifest declares: int64 ``src``/``dst``; ``t`` as stored (int64 snapshots or float64); float32
+        ``msg``, the edge features (:meth:`edge_features`; ``[n, 0]`` where none are declared, so PyG's memory
+        models take a zero-width message); float32 ``x`` ``[num_nodes, d]`` node features (:meth:`node_features`);
+        ``edge_weight`` (float64), ``edge_type`` (int64); and for a node-property dataset the split's labels as
+        ``label_t``, ``label_node`` and ``label`` (:meth:`node_labels`).
+
+        ``num_nodes`` is the dataset's node-id space (:attr:`num_nodes`), on every split and on every slice of it,
+        not the largest id that occurs + 1: the object is a ``TemporalData`` subclass that stores it (and never cuts
+        ``x`` or the labels to events when it is sliced).
 
         Raises:
             MissingExtraError: if torch or torch_geometric is not installed (the ``pyg`` extra).
             InvalidNameError: if ``split`` is not one of the dataset's splits.
+            ManifestError: if the timestamps are neither integers nor floats, or a declared column is missing.
         """
-        from tgbhub.forecasting.pyg import to_temporal_data
+        return conversions.to_pyg(self, split)
 
-        return to_temporal_data(self, split)
+    def to_arrow(self, split: str | None = None) -> pyarrow.Table:
+        """The edge rows (of ``split``, if given) as a ``pyarrow.Table`` with the edge file's columns, in its order
+        and with its types (a 2-D column, such as ``edge_feat``, as a fixed-size list), zero-copy over the memory
+        maps.
+
+        Raises:
+            InvalidNameError: if ``split`` is not one of the dataset's splits.
+        """
+        return conversions.to_arrow(self, split)
+
+    def to_pandas(self, split: str | None = None) -> pandas.DataFrame:
+        """The edge rows (of ``split``, if given) as a ``pandas.DataFrame``: the edge file's columns and dtypes, as
+        ``pyarrow.parquet.read_table(edges).to_pandas()`` gives them (a feature column holds one numpy vector per
+        row), indexed ``0..n-1`` within the split.
+
+        Raises:
+            MissingExtraError: if pandas is not installed (the ``pandas`` extra).
+            InvalidNameError: if ``split`` is not one of the dataset's splits.
+        """
+        return conversions.to_pandas(self, split)
+
+    def to_hf(self) -> datasets.DatasetDict:
+        """Every split as a Hugging Face ``datasets.DatasetDict`` (split name -> ``datasets.Dataset`` of its edge
+        rows, the edge file's columns and types), built in memory from the verified cache: no hub, no download.
+
+        Raises:
+            MissingExtraError: if ``datasets`` is not installed (the ``datasets`` extra).
+        """
+        return conversions.to_hf(self)
+
+    def to_tgm(self, time_delta: str | None = None) -> Any:
+        """The dataset as TGM's ``tgm.data.DGData`` (tgm-lib 0.1.0b1) with TGB's splits: ``data.split()`` gives
+        ``train, val, test`` holding exactly those splits' rows, as ``DGData.from_tgb`` sets its ``TGBSplit`` (each
+        split's first and last timestamp). Edges keep the stored row order (edge ``i`` is row ``i``), labels theirs
+        (after the edges of their timestamp); ``edge_x``, ``static_node_x``, ``edge_type``, ``node_type`` and the
+        labels (``node_y``, every labelled row of the file) are what the manifest declares. (TGM's own split of a
+        dataset with labels re-sorts each split's events, edges and labels together, by time alone: the rows of
+        one timestamp may come out in another order there.) TGM's negatives for the val and test splits come from
+        :func:`tgbhub.compat.tgm.negatives_hook` (this dataset's arrays; no py-tgb).
+
+        ``time_delta`` is TGM's unit of one timestamp step (``"s"``, ``"D"``, ``"Y"``, or ``"r"``: ordered events
+        only); by default the manifest's ``time_unit`` where TGM has it (``second`` -> ``"s"``, ``year`` ->
+        ``"Y"``), else ``"r"`` (a snapshot index, or a unit the manifest states for the data's granularity rather
+        than for its timestamp values, as tgbl-flight's ``day`` over Unix seconds).
+
+        Raises:
+            MissingExtraError: if tgm-lib is not installed (the ``tgm`` extra).
+            UnsupportedTaskError: for timestamps that are not non-negative integers (a jittered variant's float
+                times), or splits that share a timestamp (TGM splits by time, so it could not keep them apart).
+        """
+        return conversions.to_tgm(self, time_delta)
 
     @property
     def dtypes(self) -> dict[str, str]:
@@ -402,3 +572,16 @@ class TemporalGraphDataset(Gradable):
                 else f"continuous time in {self.manifest.graph.get('time_unit', 'units')}")
         return (f"TemporalGraphDataset({self.name}@{self.version}: {self.num_nodes} nodes, {self.num_rows} rows, "
                 f"{time}, source={self.source!r})")
+
+
+def __getattr__(name: str) -> Any:
+    """PEP 562: ``TemporalGraphData`` is defined on first access, so importing this module never imports PyG; a
+    pickled ``to_pyg()`` result finds its class here.
+
+    Raises:
+        MissingExtraError: for ``TemporalGraphData`` without torch_geometric (the ``pyg`` extra).
+        AttributeError: for any other unknown name.
+    """
+    if name == "TemporalGraphData":
+        return conversions._temporal_graph_data()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,6 @@
-"""Training benchmark (run through ``scripts/bench train``): tgbhub's ChaosNetBench trainer against upstream's own
+"""Training benchmarks (run through ``scripts/bench train``), in two parts (``--part``).
+
+ChaosNet (``--part chaosnet``): tgbhub's ChaosNetBench trainer against upstream's own
 training loop (``scripts/upstream_loop.py``, a faithful re-creation of ChaosNetBench's ``training.py`` data path:
 ``Dataset`` + ``DataLoader`` with 4 workers and per-batch host-to-device copies, an ``.item()`` per batch, the
 rollout one IC at a time) on the same model, instance, machine and device, in the same run.
@@ -11,6 +13,9 @@ upstream / tgbhub. Both sides build the model from the same code with the same s
 ``--batches N`` (default: 200 on CPU, every batch on a GPU) times N train batches and scales to the epoch's 1,822:
 those cells are marked "extrapolated". The run row is always an extrapolation from the measured epoch and is
 labelled so. The CPU half always runs; the GPU half runs wherever torch sees CUDA (a CPU-only machine says so).
+
+TGN (``--part tgn``): tgbhub's continuous-time TGN against TGB's ``tgn.py`` and TGM's on one release in tgbl-wiki's
+layout; see :mod:`scripts._train_tgn`.
 """
 
 from __future__ import annotations
@@ -22,10 +27,11 @@ import time
 import torch
 
 import tgbhub
+from scripts._table import print_table
+from scripts._train_tgn import add_arguments as add_tgn_arguments, run as run_tgn
+from scripts.upstream_loop import run_upstream
 from tgbhub.trainers import TrainConfig, make_trainer
 from tgbhub.trainers.chaosnet_models import MODELS
-from scripts._table import print_table
-from scripts.upstream_loop import run_upstream
 
 MODEL_NAMES = ("dlinear", "lstm", "tcn", "graph_wavenet")
 #: the models a CPU-only run times by default (the other two cost tens of MFLOP per window: hours per epoch pair)
@@ -81,6 +87,9 @@ def rows_for(model: str, device: str, a: dict[str, float], b: dict[str, float], 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--part", choices=("chaosnet", "tgn", "all"), default="all",
+                        help="chaosnet: the ChaosNet trainer against upstream's loop; tgn: TGN on a tgbl-wiki-layout "
+                        "release against TGB's tgn.py and TGM's (scripts/_train_tgn.py); all: both (default)")
     parser.add_argument("--dataset", default="chaosnet/k0.5-rho0.3-n8")
     parser.add_argument("--models", default=None,
                         help="comma-separated (default: all four with a GPU; dlinear,lstm on a CPU-only machine, where "
@@ -91,7 +100,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--run-epochs", type=int, default=50)
     parser.add_argument("--workers", type=int, default=4, help="upstream's DataLoader workers (its default: 4)")
     parser.add_argument("--seed", type=int, default=42)
+    add_tgn_arguments(parser)
     args = parser.parse_args(argv)
+    if args.part in ("chaosnet", "all"):
+        chaosnet(args)
+    if args.part in ("tgn", "all"):
+        run_tgn(args)
+
+
+def chaosnet(args: argparse.Namespace) -> None:
+    """The ChaosNet part: tgbhub's trainer against upstream's loop, per device and model."""
     dataset = tgbhub.load_dataset(args.dataset)
     full = len(dataset.windows("train")) // 32
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])

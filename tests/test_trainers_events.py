@@ -370,3 +370,24 @@ def test_a_fit_paused_by_its_time_limit_goes_on_to_the_same_model(wiki, tmp_path
     again = make_trainer(task, model, config(state_file=str(state)), dataset=wiki)
     assert again.fit(wiki, task).epochs_run == 3
     assert np.array_equal(_flat(again.predict(wiki, task, "test")), _flat(whole.predict(wiki, task, "test")))
+
+
+def test_tgns_memory_takes_each_nodes_latest_message_and_none_for_a_node_without():
+    """TGB's LastAggregator (torch_scatter's scatter_max): per node the message with the latest time, the first of
+    equal times, zeros where a node has none; PyG's pure-torch fallback gives such a node another node's message."""
+    from tgbhub.trainers.graph_models import LatestMessage
+
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(50):
+        nodes = int(torch.randint(1, 20, (1,), generator=generator))
+        count = int(torch.randint(0, 40, (1,), generator=generator))
+        index = torch.randint(0, nodes, (count,), generator=generator)
+        t = torch.randint(0, 4, (count,), generator=generator)
+        msg = torch.randn(count, 3, generator=generator)
+        expected = torch.zeros(nodes, 3)
+        for node in range(nodes):
+            mine = [i for i in range(count) if int(index[i]) == node]
+            if mine:
+                latest = max(int(t[i]) for i in mine)
+                expected[node] = msg[next(i for i in mine if int(t[i]) == latest)]
+        assert torch.equal(LatestMessage()(msg, index, t, nodes), expected)

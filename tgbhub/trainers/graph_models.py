@@ -24,7 +24,7 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.nn import ChebConv, TransformerConv
 from torch_geometric.nn.inits import glorot, zeros
-from torch_geometric.nn.models.tgn import IdentityMessage, LastAggregator, LastNeighborLoader, TGNMemory
+from torch_geometric.nn.models.tgn import IdentityMessage, LastNeighborLoader, TGNMemory
 
 #: the most (query, candidate) pairs decoded at once: bounds evaluation memory whatever the batch size and the
 #: number of negatives per query (tgbl-wiki: 200 queries x ~1000 negatives)
@@ -232,6 +232,28 @@ class GCLSTMNet(nn.Module):
         self.pending, self._stepped = int(state["pending"]), None
 
 
+class LatestMessage(nn.Module):
+    """TGN's ``LastAggregator`` as TGB runs it (torch_scatter's ``scatter_max``): each node's message with the latest
+    time, the first of equal times; zeros for a node with none.
+
+    PyG's own ``LastAggregator`` without torch_scatter installed (its pure-torch ``scatter_argmax``) hands a node
+    without a message the message at position ``dim_size - 1`` whenever there are more messages than nodes, so the
+    memory of such a node would be updated from another node's event.
+    """
+
+    def forward(self, msg: Tensor, index: Tensor, t: Tensor, dim_size: int) -> Tensor:
+        count = t.numel()
+        latest = t.new_zeros(dim_size).scatter_reduce(0, index, t, reduce="amax", include_self=False)
+        is_latest = t == latest[index]
+        position = torch.arange(count, device=t.device)
+        first = torch.full((dim_size,), count, dtype=torch.long, device=t.device).scatter_reduce(
+            0, index[is_latest], position[is_latest], reduce="amin", include_self=True)
+        out = msg.new_zeros((dim_size, msg.size(-1)))
+        found = first < count
+        out[found] = msg[first[found]]
+        return out
+
+
 class SplitStoreMemory(TGNMemory):
     """PyG's ``TGNMemory`` with its message-store update done by one gather and one split instead of four index
     operations per node: the same entries (the same rows, in the same order of ``src.sort()``), a few times faster,
@@ -280,7 +302,7 @@ class TGNNet(nn.Module):
         msg_dim = edges.msg_dim
         self.memory = SplitStoreMemory(num_nodes, msg_dim, memory_dim, time_dim,
                                        message_module=IdentityMessage(msg_dim, memory_dim, time_dim),
-                                       aggregator_module=LastAggregator())
+                                       aggregator_module=LatestMessage())
         self.one_hot = node_features == "one-hot" and memory_dim == num_nodes
         self.features = (nn.Embedding(num_nodes, memory_dim) if node_features == "one-hot" and not self.one_hot
                          else None)

@@ -94,6 +94,8 @@ def test_a_derived_variant_draws_beside_its_parent(cache: Path, tmp_path: Path) 
     drawings = tgbhub.plot.draw_all(ds)
     _check(drawings, ds, tmp_path)
     assert "t-grab/pdet-2-16 " in drawings[-1].alt and "shuffle" in drawings[-1].alt
+    recorded = ds.manifest.stats["distance_to_parent_test"]  # the distances the variant changed, named on the figure
+    assert f"ATD {recorded['atd']:.3g}, ACD {recorded['acd']:.3g}" in drawings[-1].alt
 
 
 def test_a_tgb_import_draws_on_continuous_time(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ __all__ = ["DRAWING_VERSION", "KINDS", "Drawn", "activity", "appearance", "besid
            "draw_all", "kinds_for", "lyapunov", "novelty", "require_matplotlib", "save", "spacetime", "traffic"]
 
 #: bumped whenever a figure's drawing changes, so figures cached by an older drawing are drawn again
-DRAWING_VERSION = 1
+DRAWING_VERSION = 2
 #: every figure kind, with the dataset kind it applies to
 KINDS: dict[str, str] = {
     "activity": "temporal-graph", "appearance": "temporal-graph", "traffic": "temporal-graph",

@@ -47,9 +47,21 @@ def beside_parent(ds: TemporalGraphDataset) -> Drawn:
     axes.set_ylabel("events")
     axes.legend(fontsize="small", loc="upper right")
     kind = (ds.manifest.transform or {}).get("kind", "derived")
-    axes.set_title(f"{ds.name}@{ds.version}: activity beside its parent ({kind})", fontsize="medium")
+    changed = _distances(ds)
+    axes.set_title(f"{ds.name}@{ds.version}: activity beside its parent ({kind})"
+                   + (f"\n{changed} from the parent's test events" if changed else ""), fontsize="medium")
     moved = int(np.abs(counts - parent_counts).sum()) // 2
     alt = (f"Activity of {ds.name} (red line) beside its parent {parent.name} (grey area): events per time bin over "
            f"{len(counts)} shared bins; the {kind} transform leaves {short(ds.num_rows)} events against the parent's "
-           f"{short(parent.num_rows)}, about {short(moved)} of them in other bins.")
+           f"{short(parent.num_rows)}, about {short(moved)} of them in other bins"
+           + (f"; {changed} from the parent's test events (TLPCF's temporal and count distances)." if changed
+              else "."))
     return Drawn("beside-parent", figure, "Activity beside its parent", alt)
+
+
+def _distances(ds: TemporalGraphDataset) -> str:
+    """``"ATD 0.123, ACD 0.456"``: the distances a variant's manifest records against its parent's test events, or
+    an empty string where it records none."""
+    recorded = ds.manifest.stats.get("distance_to_parent_test") or {}
+    values = [(name.upper(), recorded.get(name)) for name in ("atd", "acd")]
+    return ", ".join(f"{name} {float(value):.3g}" for name, value in values if isinstance(value, (int, float)))

@@ -82,13 +82,23 @@ def _blocks(rows: int) -> Iterator[tuple[int, int]]:
         yield lo, min(rows, lo + BLOCK_ROWS)
 
 
-def _columns(rows: int, users: int, items: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sources (skewed), destinations (uniform), strictly rising times: the whole edge list's ids, block by block."""
+def _columns(rows: int, users: int, items: int, seed: int, habit: float = 0.0
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sources (skewed), destinations (uniform), strictly rising times: the whole edge list's ids, block by block.
+
+    ``habit``: the share of events whose destination is one of the source's own three favourite items (drawn once
+    per user from a stream of its own, so 0 leaves every other draw as it was): a pattern a model can learn.
+    """
     rng = np.random.default_rng([seed, 0])
     cdf = _zipf_cdf(users)
     src = np.minimum(np.searchsorted(cdf, rng.random(rows)), users - 1).astype(np.int64)
     src[0] = users - 1
     dst = rng.integers(0, items, rows)
+    if habit > 0:
+        habits = np.random.default_rng([seed, 3])
+        favourites = habits.integers(0, items, (users, 3))
+        chosen = np.flatnonzero(habits.random(rows) < habit)
+        dst[chosen] = favourites[src[chosen], habits.integers(0, 3, len(chosen))]
     dst[:2] = (0, items - 1)
     t = np.cumsum(rng.integers(1, 40, rows))
     return src, dst, t
@@ -171,15 +181,17 @@ def write_pickled_negatives(path: Path, keys: tuple[np.ndarray, np.ndarray, np.n
         handle.write(b".")
 
 
-def write_wiki(folder: Path, rows: int, q: int, feat_dim: int, seed: int) -> tuple[dict[str, Path], dict[str, int]]:
-    """tgbl-wiki v2's CSV and negatives pickles (see the module docstring) and the release's own statistics."""
+def write_wiki(folder: Path, rows: int, q: int, feat_dim: int, seed: int, habit: float = 0.0
+               ) -> tuple[dict[str, Path], dict[str, int]]:
+    """tgbl-wiki v2's CSV and negatives pickles (see the module docstring) and the release's own statistics;
+    ``habit`` as :func:`_columns`."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pcsv
 
     name = LAYOUTS["wiki"]
     users, items = max(50, rows // 20), max(100, rows // 500)
-    src, dst, t = _columns(rows, users, items, seed)
+    src, dst, t = _columns(rows, users, items, seed, habit)
     edgelist = folder / formats.edgelist_name(name)
     rng = np.random.default_rng([seed, 2])
     with open(edgelist, "wb") as handle:

@@ -3,7 +3,9 @@
 ``examples/linkproppred/tgn.py``, on one release in tgbl-wiki's exact layout, the same machine and device.
 
 Setup (not timed): a release of ``--rows`` events written by ``scripts/_tgb_scale.write_wiki`` (JODIE layout with
-``--feat-dim`` edge features, the two negatives pickles with up to ``--q`` negatives per query), zipped for tgbhub's
+``--feat-dim`` edge features, the two negatives pickles with up to ``--q`` negatives per query; ``--habit`` of the
+events go to one of their user's three favourite items, so that one epoch learns something and the MRRs compare
+models rather than noise: uniform destinations leave every model at the random MRR), zipped for tgbhub's
 import and unzipped where py-tgb keeps a download; py-tgb's processing runs once before any side, so neither peer
 pays for a CSV parse the other skips. The three sides read the same rows and the same negatives.
 
@@ -61,6 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("tgn part")
     group.add_argument("--rows", type=int, default=60_000, help="events in the release (default 60,000)")
     group.add_argument("--feat-dim", type=int, default=172, help="edge features per event (tgbl-wiki has 172)")
+    group.add_argument("--habit", type=float, default=0.8,
+                       help="share of events going to one of the user's three favourite items (default 0.8: a "
+                       "pattern to learn, so the MRRs compare models, not noise; 0: uniform destinations)")
     group.add_argument("--q", type=int, default=999,
                        help="negatives per query at most (default: every other destination, as tgbl-wiki)")
     group.add_argument("--sides", default=",".join(SIDES), help="comma-separated, of: " + ", ".join(SIDES))
@@ -78,7 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 # --- setup -------------------------------------------------------------------------------------------------------
 
-def setup(work: Path, rows: int, feat_dim: int, q: int) -> dict[str, Any]:
+def setup(work: Path, rows: int, feat_dim: int, q: int, habit: float) -> dict[str, Any]:
     """Write the release, zip it, import it into a fresh tgbhub cache, unzip it for py-tgb and let py-tgb process it."""
     from scripts._tgb_scale import write_wiki
     from tests import tgb_formats as formats
@@ -87,7 +92,7 @@ def setup(work: Path, rows: int, feat_dim: int, q: int) -> dict[str, Any]:
     release = work / "release"
     release.mkdir(parents=True)
     items = max(100, rows // 500)  # write_wiki's destinations: a query draws its negatives among the others
-    files, stats = write_wiki(release, rows, min(q, items - 1), feat_dim, seed=0)
+    files, stats = write_wiki(release, rows, min(q, items - 1), feat_dim, seed=0, habit=habit)
     zipped = work / formats.zip_name(NAME)
     with zipfile.ZipFile(zipped, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         for path in files.values():
@@ -255,7 +260,7 @@ def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="tgbhub-bench-tgn-") as scratch:
         work = Path(args.work or scratch)
         work.mkdir(parents=True, exist_ok=True)
-        paths = setup(work, args.rows, args.feat_dim, args.q)
+        paths = setup(work, args.rows, args.feat_dim, args.q, args.habit)
         paths.update({"tgb_repo": str(repos["tgb"]), "tgm_repo": str(repos["tgm"]),
                       "peer_site": str(args.peer_site.resolve()) if args.peer_site else None})
         results = {side: [_run_child(side, paths, seed) for seed in seeds]
@@ -263,6 +268,7 @@ def run(args: argparse.Namespace) -> None:
     import torch
 
     print(f"\nTGN, one epoch + val + test, {args.rows:,} events in tgbl-wiki's layout ({args.feat_dim} edge features, "
+          f"{args.habit:g} of them to one of the user's 3 favourite items, "
           f"batch 200, sizes 100, 10 neighbours), {torch.get_num_threads()} torch threads, CPU; seeds "
           f"{args.seeds}: seconds are medians, MRR mean ± std\n")
     rows = []

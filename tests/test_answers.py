@@ -255,3 +255,46 @@ def test_datasets_library_loads_the_negatives_config(local_hub: LocalHub, repo: 
                                 revision="ce-4-v1.0.0", endpoint=local_hub.url, cache_dir=tmp_path / "files")
         table = pq.read_table(local)
         assert rows == table.num_rows and first == table.slice(0, 1).to_pylist()[0]
+
+
+def test_datasets_library_loads_the_features_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dataset whose manifest declares node features (a small tgbl-flight in TGB's format, imported and published)
+    gets a ``<name>-features`` config on its card; ``datasets.load_dataset`` reads the features file through it."""
+    import json
+
+    import tgbhub.api
+    from tests import tgb_formats as formats
+    from tgbhub.local.imports import import_tgb
+    from tgbhub.publish import parse_target, publish
+    from tgbhub.registry import Registry
+
+    files = formats.write_flight(tmp_path / formats.dir_name("tgbl-flight"), n_edges=300)
+    rows = files.truth["rows"]
+    stats = {"num_nodes": len({r[1] for r in rows} | {r[2] for r in rows}), "num_edges": len(rows),
+             "num_timestamps": len({r[0] for r in rows}), "edge_feat_dim": 16}
+    cache, manifests = tmp_path / "cache", tmp_path / "manifests"
+    manifest = import_tgb("tgbl-flight", formats.zip_dataset(files, tmp_path / "zips"), cache_dir=cache,
+                          expected_stats=stats, manifests=manifests)
+    registry = Registry(manifests)
+    monkeypatch.setattr(tgbhub.api, "_REGISTRY", registry)
+    publish("tgb", manifest.version, parse_target(f"git:{tmp_path / 'hub'}"), datasets=["tgbl-flight"],
+            cache_dir=cache, registry=registry)
+    declared = manifest.graph["node_feat"]
+    tag = f"tgbl-flight-v{manifest.version}"
+    script = ("import datasets, json\n"
+              f"dd = datasets.load_dataset('tgbhub/tgb', 'tgbl-flight-features', revision='{tag}')\n"
+              "print(json.dumps({s: [dd[s].num_rows, dd[s].column_names] for s in dd}))")
+    with start_local_hub(tmp_path / "hub") as served:
+        env = {**os.environ, "HF_ENDPOINT": served.url, "HF_HOME": str(tmp_path / "hf"),
+               "HF_HUB_DISABLE_TELEMETRY": "1"}
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        from huggingface_hub import hf_hub_download
+
+        local = hf_hub_download("tgbhub/tgb", f"tgbl-flight/{declared['file']}", repo_type="dataset", revision=tag,
+                                endpoint=served.url, cache_dir=tmp_path / "files")
+    table = pq.read_table(local)
+    (split, (count, columns)), = json.loads(done.stdout.strip().splitlines()[-1]).items()
+    assert count == table.num_rows > 0 and columns == table.column_names and declared["column"] in columns, split
+    imported = tgbhub.api.load_dataset("tgb/tgbl-flight", cache_dir=cache, offline=True)
+    assert imported.artifact(declared["file"])[declared["column"]].tolist() == table[declared["column"]].to_pylist()

@@ -197,7 +197,7 @@ def test_tgn_learns_above_random_and_above_its_untrained_self(wiki):
     count = np.asarray(wiki.negatives("val").count)
     # random scores: the positive's rank is uniform over 1..count+1, E[1/rank] = H(count+1)/(count+1) (about 0.08)
     random_mrr = float(np.mean([np.sum(1.0 / np.arange(1, c + 2)) / (c + 1) for c in count]))
-    val, test = run(1e-2, 8)
+    val, test = run(3e-2, 16)  # TGB's loss squashes its sigmoid scores again: a tiny model needs more steps
     untrained_val, untrained_test = run(1e-7, 1)  # the same initial weights, barely moved
     assert val > 1.5 * random_mrr and val > untrained_val
     assert test > 1.5 * random_mrr and test > untrained_test

@@ -5,7 +5,8 @@ evaluated by TGB's protocol (its ``examples/linkproppred/*/tgn.py``; docs/baseli
   first row, as TGB's ``TemporalDataLoader`` over each split cuts them;
 - training: per batch, one negative per positive (same source, a destination drawn uniformly from
   ``[min dst, max dst]`` of the whole dataset, TGB's), embeddings of every node of the batch from the memory and
-  neighbours of the events *before* the batch, BCE on the logits; then the batch's events update the memory and the
+  neighbours of the events *before* the batch, ``BCEWithLogitsLoss`` on the decoder's scores; then the batch's events
+  update the memory and the
   neighbour lists, the optimiser steps (Adam, lr 1e-4) and the memory is detached (truncated back-propagation);
 - every epoch resets the history, trains on the train split, then streams the val split in evaluation mode: each
   batch's queries are ranked against their pre-generated negatives (the ranking task's own, as the evaluator grades
@@ -20,7 +21,10 @@ over the memory (no node features) with the relative-time encoding and the event
 and TGB's ``LinkPredictor``. It is the same module as T-GRAB's snapshot TGN (:class:`~tgbhub.trainers.graph_models.
 TGNNet`), given the dataset's edge features as messages, no node features and TGB's decoder.
 
-Scores are the decoder's logits (TGB ranks those; a sigmoid in float32 would tie large ones).
+TGN's scores are what TGB's ``LinkPredictor`` returns, sigmoid outputs; TGB's ``tgn.py`` ranks them and hands them
+to ``BCEWithLogitsLoss``, which applies a second sigmoid. Both are kept as published: with the same initial weights
+and negatives, the first batches' losses equal TGB's to the printed digit (checked against TGB's own modules). For
+GraphMixer they are logits, as TGM's.
 
 How ``predict`` replays history, as :mod:`tgbhub.trainers.snapshot` does: of the best epoch, ``fit`` keeps the
 history state at the start of val and at its end; ``predict(split)`` resumes from the latest kept state at or
@@ -214,7 +218,8 @@ class EventTrainer(HistoryTrainer):
                 "patience": c.patience or protocol["patience"], "patience_on": "val mrr",
                 "tolerance": protocol["tolerance"], "selection": "best validation mrr",
                 "batch_size": c.batch_size or protocol["batch_size"],
-                "loss": "bce on logits, one negative per positive: a uniform destination in [min dst, max dst]",
+                "loss": "bce with logits on the decoder's scores, one negative per positive: a uniform destination "
+                        "in [min dst, max dst]",
                 "limit_batches": c.limit_batches}
 
     def _sizes(self) -> dict[str, Any]:
@@ -394,7 +399,8 @@ class EventTrainer(HistoryTrainer):
 
     def _predict(self, torch: ModuleType, dataset: TemporalGraphDataset, task: Mapping[str, Any], split: str
                  ) -> dict[str, Column]:
-        """``query, pos_score, neg_scores`` (logits), one row per query of the split's negatives file."""
+        """``query, pos_score, neg_scores`` (the decoder's scores), one row per query of the split's negatives
+        file."""
         self._load_events(dataset, self.hyperparameters()["batch_size"])
         queries = EventQueries(torch, dataset, task, split, self.device)
         start, stop = (int(b) for b in dataset.splits[split])

@@ -123,26 +123,34 @@ class LinkDecoder(nn.Module):
 
 
 class TGBLinkPredictor(nn.Module):
-    """TGB's ``LinkPredictor`` (its ``tgn.py``): ``Linear(h, 1)(ReLU(Linear(h, h)(z_src) + Linear(h, h)(z_dst)))``.
+    """TGB's ``LinkPredictor`` (its ``modules/decoder.py``): ``Linear(h, 1)(ReLU(Linear(h, h)(z_src) +
+    Linear(h, h)(z_dst)))``, then, with ``squash``, a sigmoid, as TGB's returns.
 
-    Returns logits (TGB ranks them as they are and trains with ``BCEWithLogitsLoss``).
+    TGB's ``tgn.py`` feeds those sigmoid outputs to ``BCEWithLogitsLoss`` (a sigmoid applied twice in the loss) and
+    ranks them; the event protocol keeps both as published, so its TGN is built with ``squash=True``. Without it the
+    output is a logit (GraphMixer's pair MLP, trained with the same loss on logits, as TGM trains it).
     """
 
-    def __init__(self, channels: int) -> None:
+    def __init__(self, channels: int, squash: bool = False) -> None:
         super().__init__()
         self.lin_src = nn.Linear(channels, channels)
         self.lin_dst = nn.Linear(channels, channels)
         self.lin_final = nn.Linear(channels, 1)
+        self.squash = squash
+
+    def _out(self, hidden: Tensor) -> Tensor:
+        out = self.lin_final(hidden).squeeze(-1)
+        return out.sigmoid() if self.squash else out
 
     def forward(self, z_src: Tensor, z_dst: Tensor) -> Tensor:
-        return self.lin_final(torch.relu(self.lin_src(z_src) + self.lin_dst(z_dst))).squeeze(-1)
+        return self._out(torch.relu(self.lin_src(z_src) + self.lin_dst(z_dst)))
 
     def candidates(self, z_src: Tensor, z: Tensor, index: Tensor) -> Tensor:
-        """Logits of every ``(z_src[i], z[index[i, j]])`` (``(queries, q)``): each projection is computed once per
+        """Scores of every ``(z_src[i], z[index[i, j]])`` (``(queries, q)``): each projection is computed once per
         query and once per embedded node rather than once per pair, the sum's only per-pair work left."""
         hidden = self.lin_dst(z)[index]  # (queries, q, h): the one per-pair tensor, updated in place
         hidden += self.lin_src(z_src)[:, None, :]
-        return self.lin_final(hidden.relu_()).squeeze(-1)
+        return self._out(hidden.relu_())
 
 
 class GCLSTMCell(nn.Module):
@@ -281,7 +289,7 @@ class TGNNet(nn.Module):
       node count (a small test model) ``x`` is a learned node embedding instead, i.e. the one-hot features through a
       linear map. ``"none"`` (TGB) feeds the memory alone;
     - ``decoder``: ``"mlp"`` (T-GRAB's :class:`LinkDecoder` over the concatenated pair) or ``"sum"`` (TGB's
-      :class:`TGBLinkPredictor` over the sum of the two projections).
+      :class:`TGBLinkPredictor` over the sum of the two projections, with its sigmoid).
 
     History state: the memory (``memory``, ``last_update``), the neighbour loader (``neighbors``, ``e_id``,
     ``cur_e_id``) and the message stores. Event ids are row indices of the dataset: every event is observed in order
@@ -309,7 +317,7 @@ class TGNNet(nn.Module):
         self.conv = TransformerConv(memory_dim, embedding_dim // heads, heads=heads, dropout=dropout,
                                     edge_dim=msg_dim + time_dim)
         self.decoder: nn.Module = (LinkDecoder(embedding_dim, decoder_dropout) if decoder == "mlp"
-                                   else TGBLinkPredictor(embedding_dim))
+                                   else TGBLinkPredictor(embedding_dim, squash=True))
         self.num_nodes = num_nodes
         self.neighbors = neighbors
         self.edges = edges

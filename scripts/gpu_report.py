@@ -24,8 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from scripts.gpu_check import (AGREEMENT_MODELS, FORMAT, GOAL_EPOCH_S, INSTANCES, REPRODUCTION_MODELS, SEEDS,
-                               SPEED_MODELS, UPSTREAM_H100_EPOCH_S, published)
+from scripts.gpu_check import (AGREEMENT_FP32_MODELS, AGREEMENT_MODELS, FORMAT, GOAL_EPOCH_S, INSTANCES,
+                               REPRODUCTION_MODELS, SEEDS, SPEED_MODELS, UPSTREAM_H100_EPOCH_S, published)
 
 HERE = Path(__file__).resolve().parent
 
@@ -98,17 +98,19 @@ def evaluate_table(records: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def agreement_table(records: Sequence[Mapping[str, Any]]) -> list[str]:
-    found = {r["data"]["model"]: r for r in records if r["kind"] == "agreement"}
+    found = {r["step"]: r for r in records if r["kind"] == "agreement"}
     lines = ["| model | run | largest relative val MSE difference | largest weight difference | agrees | where |",
              "|" + " --- |" * 6]
-    for model in AGREEMENT_MODELS:
-        record = found.get(model)
+    rows = [(f"agreement/{m}", m, "PyTorch's defaults") for m in AGREEMENT_MODELS]
+    rows += [(f"agreement/{m}-fp32", m, "TF32 off") for m in AGREEMENT_FP32_MODELS]
+    for key, model, math in rows:
+        record = found.get(key)
         if record is None:
-            lines.append(f"| {model} | not measured yet | | | | |")
+            lines.append(f"| {model} | {math}: not measured yet | | | | |")
             continue
         d = record["data"]
         agrees = f"{'yes' if d['agrees'] else 'no'} (rtol {d['rtol']:g})"
-        lines.append(f"| {model} | {d['epochs']} epoch(s) x {d['batches_per_epoch']} batches, seed 42 | "
+        lines.append(f"| {model} | {math}, {d['epochs']} epoch(s) x {d['batches_per_epoch']} batches, seed 42 | "
                      f"{d['max_rel_val_mse_diff']:.2e} | {d['max_abs_weight_diff']:.2e} | {agrees} | "
                      f"{where(record)} |")
     return lines

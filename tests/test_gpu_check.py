@@ -26,7 +26,7 @@ DATA_KEYS = {
               "upstream_published_h100_epoch_s", "goal_epoch_s"},
     "evaluate": {"queries", "negatives", "repeats", "rows"},
     "agreement": {"dataset", "model", "epochs", "batches_per_epoch", "val_mse", "max_rel_val_mse_diff",
-                  "max_abs_weight_diff", "rtol", "agrees"},
+                  "max_abs_weight_diff", "rtol", "agrees", "tf32"},
     "reproduction": {"dataset", "model", "seed", "published", "result_record"},
 }
 
@@ -46,8 +46,8 @@ def test_the_dry_run_writes_a_record_of_the_gpu_plans_shape_for_every_step(dry_r
                for p in (base / "out" / "records").glob("*.json")}
     dry_steps, gpu_steps = gpu_check.plan(DRY), gpu_check.plan(GPU)
     assert sorted(written) == sorted(s.key for s in dry_steps)
-    assert [s.kind for s in dry_steps] == [s.kind for s in gpu_steps] and len(gpu_steps) == 19
-    assert "all 19 steps are measured" in stdout
+    assert [s.kind for s in dry_steps] == [s.kind for s in gpu_steps] and len(gpu_steps) == 20
+    assert "all 20 steps are measured" in stdout
     for key, record in written.items():
         assert record["format"] == gpu_check.FORMAT and record["dry_run"] is True and record["status"] == "measured"
         assert set(record["data"]) == DATA_KEYS[record["kind"]], key
@@ -66,14 +66,15 @@ def test_a_second_run_runs_nothing_and_the_report_renders_every_kind(dry_run, tm
     base, _ = dry_run
     again = subprocess.run([str(ROOT / "scripts" / "gpu-check"), "--dry-run", "--out", str(base / "out"),
                             "--cache-dir", str(base / "cache"), "--list"], capture_output=True, text=True, timeout=300)
-    assert again.returncode == 0 and again.stdout.count("measured") == 19 and "to run" not in again.stdout
+    assert again.returncode == 0 and again.stdout.count("measured") == 20 and "to run" not in again.stdout
     page, figure = tmp_path / "gpu.md", tmp_path / "gpu.png"
     page.write_text(f"# GPU\n\nkept\n\n{gpu_report.START}\nold\n{gpu_report.END}\n\ntail\n")
     assert gpu_report.main([str(base / "out" / "records"), "--page", str(page), "--figure", str(figure)]) == 0
     text = page.read_text()
     assert text.startswith("# GPU\n\nkept") and text.rstrip().endswith("tail") and "old" not in text
     assert "dry run (CPU)" in text and "extrapolated from 2 of" in text and "s42:" in text
-    assert "| dlinear | 1 epoch(s) x 2 batches, seed 42 | 0.00e+00" in text
+    assert "| dlinear | PyTorch's defaults, 1 epoch(s) x 2 batches, seed 42 | 0.00e+00" in text
+    assert "| lstm | TF32 off, 1 epoch(s) x 2 batches, seed 42 | 0.00e+00" in text
     assert "not run yet (seeds 42, 43, 44)" in text  # the real instances: a dry run uses the mini ones
     assert figure.stat().st_size > 10_000
     assert gpu_report.save(gpu_report.read_records([base / "out" / "records"]), tmp_path / "kept") == 0

@@ -44,11 +44,12 @@ class Release:
 
 @dataclass(frozen=True)
 class Converted:
-    """An import's result, written into a folder: the manifest document, the files and their columns."""
+    """An import's result, written into a folder: the manifest document, the files, and their columns where the
+    import still holds them in memory (``None``: the cache reads them back from the files)."""
 
     document: dict[str, Any]
     files: dict[str, Path]
-    columns: Mapping[str, Mapping[str, np.ndarray]]
+    columns: Mapping[str, Mapping[str, np.ndarray]] | None
 
 
 class ImportEntry(Protocol):

@@ -20,6 +20,7 @@ from tgbhub.errors import GenerationError
 
 from .edges import TemporalEdges
 from .negatives import History, hist_rnd, stream_key
+from .spill import Column
 
 #: negatives per query of the ranking task: 20 (TGB's THG q), enough for Hits@10 to mean something on 100 nodes
 RANKING_Q = 20
@@ -117,13 +118,27 @@ def make_negatives(edges: TemporalEdges, splits: Mapping[str, tuple[int, int]], 
         return {negatives_file(split): future.result() for split, future in made.items()}
 
 
-def write_negatives(columns: Mapping[str, np.ndarray], path: str | os.PathLike[str]) -> None:
-    """Write negatives as Parquet: key columns, ``negatives`` as a fixed-size list, ``count``; byte-stable."""
-    matrix = np.ascontiguousarray(columns["negatives"], dtype=np.int32)
-    lists = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
-    arrays = [pa.array(columns["t"]), pa.array(columns["src"]), pa.array(columns["dst"]), lists,
-              pa.array(columns["count"])]
+#: rows per row group of a negatives file (its bytes depend on it)
+NEGATIVES_ROW_GROUP = 1 << 20
+
+
+def write_negatives(columns: Mapping[str, Column], path: str | os.PathLike[str]) -> None:
+    """Write negatives as Parquet: key columns, ``negatives`` as a fixed-size list, ``count``; byte-stable.
+
+    Written a row group (:data:`NEGATIVES_ROW_GROUP` rows) at a time, each group's rows read from the columns as it
+    is written (a column may be an array on disk read a slice at a time): the same bytes as one ``write_table`` of
+    the whole table.
+    """
+    rows = len(columns["t"])
     # t is int64 snapshots for base datasets, float64 for derived ones whose test events were moved in time
-    table = pa.Table.from_arrays(arrays, schema=_negatives_schema(matrix.shape[1],
-                                                                  pa.from_numpy_dtype(columns["t"].dtype)))
-    pq.write_table(table, path, compression="zstd", row_group_size=1 << 20, write_statistics=True)
+    schema = _negatives_schema(int(columns["negatives"].shape[1]), pa.from_numpy_dtype(columns["t"].dtype))
+    with pq.ParquetWriter(path, schema, compression="zstd", write_statistics=True) as writer:
+        for start in range(0, max(rows, 1), NEGATIVES_ROW_GROUP):  # an empty file still holds its one empty group
+            stop = start + NEGATIVES_ROW_GROUP
+            matrix = np.ascontiguousarray(columns["negatives"][start:stop], dtype=np.int32)
+            lists = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
+            arrays = [pa.array(np.asarray(columns[name][start:stop])) for name in ("t", "src", "dst")]
+            table = pa.Table.from_arrays([*arrays, lists, pa.array(np.asarray(columns["count"][start:stop]))],
+                                         schema=schema)
+            writer.write_table(table, row_group_size=NEGATIVES_ROW_GROUP)
+

@@ -478,9 +478,12 @@ def _after(imported: dict[str, Any], cell: Callable[[], dict[str, Any]]) -> dict
     return {"failed": "not run: nothing was imported"} if "failed" in done else cell()
 
 
-def release_rows(layout: str, rows: int, paths: dict[str, Any], rss_limit: float) -> list[tuple[str, ...]]:
+def release_rows(layout: str, rows: int, paths: dict[str, Any], rss_limit: float, peer: bool = True
+                 ) -> list[tuple[str, ...]]:
     label = f"{layout} {_count(rows)}"
-    cells = {cell: spawn(cell, paths, rss_limit) for cell in ("import/tgbhub", "import/pytgb")}
+    skipped = {"failed": "not run (--tgbhub-only)"}
+    cells = {cell: spawn(cell, paths, rss_limit) if peer or cell.endswith("tgbhub") else skipped
+             for cell in ("import/tgbhub", "import/pytgb")}
     for side in ("tgbhub", "pytgb"):
         cells[f"load/{side}"] = _after(cells[f"import/{side}"], lambda: spawn(f"load/{side}", paths, rss_limit))
     cells["neg/tgbhub"] = _after(cells["import/tgbhub"], lambda: spawn("neg/tgbhub", paths, rss_limit))
@@ -525,6 +528,17 @@ def mrr_rows(args: argparse.Namespace) -> list[tuple[str, ...]]:
              above(cells["mrr/pytgb"]), ratio(cells["mrr/tgbhub"], cells["mrr/pytgb"]))]
 
 
+def import_memory(rows: list[tuple[str, ...]]) -> str:
+    """One line: tgbhub's import peak memory at each wiki size, and the largest size's against the smallest's."""
+    peaks = [(row[0].split(" import ")[0], float(row[1].split(", ")[1].removesuffix(" GiB"))) for row in rows
+             if row[0].startswith("wiki ") and " import (" in row[0] and "GiB" in row[1]]
+    if not peaks:
+        return "tgbhub import peak memory: no wiki import finished"
+    each = ", ".join(f"{label} {peak:.2f} GiB" for label, peak in peaks)
+    return (f"tgbhub import peak memory: {each}; {peaks[-1][0]} / {peaks[0][0]} = "
+            f"{peaks[-1][1] / peaks[0][1]:.2f}x")
+
+
 def _count(n: int) -> str:
     return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n:,}"
 
@@ -551,6 +565,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rss-limit", type=float, default=20.0, help="GiB a cell may hold before it is stopped "
                         "(default 20 of this machine's 24)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tgbhub-only", action="store_true", help="measure tgbhub's cells only (py-tgb's are "
+                        "left out: a quick look at tgbhub's import memory across the sizes)")
     parser.add_argument("--workdir", type=Path, default=None, help="scratch folder (default: a temporary one)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--paths", help=argparse.SUPPRESS)
@@ -571,7 +587,7 @@ def main(argv: list[str] | None = None) -> None:
                 paths = setup(work, layout, size, args)
                 print(f"[{time.perf_counter() - started:.0f} s] {layout} {_count(size)}: release written in "
                       f"{paths['written_s']:.0f} s", file=sys.stderr, flush=True)
-                rows += release_rows(layout, size, paths, args.rss_limit)
+                rows += release_rows(layout, size, paths, args.rss_limit, not args.tgbhub_only)
                 shutil.rmtree(Path(paths["zip"]).parents[1])  # the next size needs the disk
                 print(f"[{time.perf_counter() - started:.0f} s] {layout} {_count(size)} measured", file=sys.stderr,
                       flush=True)
@@ -584,6 +600,8 @@ def main(argv: list[str] | None = None) -> None:
           f"q = {args.q}, {args.feat_dim} edge features (wiki layout); run took {time.perf_counter() - started:.0f} s")
     print()
     print_table(("work", "tgbhub", "peer", "peer / tgbhub"), rows)
+    print()
+    print(import_memory(rows))
 
 
 if __name__ == "__main__":

@@ -276,24 +276,27 @@ def test_a_full_disk_mid_generation_is_named_and_leaves_no_staging(cache_dir: Pa
     reported as a source failure and nothing of the first file stays."""
     import pyarrow.parquet as pq
 
-    real = pq.write_table
-    calls = []
+    # every Parquet writer (pq.write_table too) writes its row groups through ParquetWriter.write_table
+    real = pq.ParquetWriter.write_table
+    files: list[str] = []
 
-    def fills_up(table, where, *args, **kwargs):
-        calls.append(where)
-        if len(calls) < 2:
-            return real(table, where, *args, **kwargs)
-        Path(where).write_bytes(b"PAR1" + b"\0" * 4096)  # the part that fitted
+    def fills_up(writer, table, *args, **kwargs):
+        if str(writer.where) not in files:
+            files.append(str(writer.where))
+        if len(files) < 2:
+            return real(writer, table, *args, **kwargs)
+        with open(writer.where, "ab") as handle:
+            handle.write(b"\0" * 4096)  # the part that fitted
         raise OSError(errno.ENOSPC, "[Errno 28] Error writing bytes to file. Detail: [errno 28] No space left on "
                       "device")
 
-    monkeypatch.setattr(pq, "write_table", fills_up)
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", fills_up)
     with pytest.raises(DiskFullError, match="the disk is full") as failed:
         tgbhub.load_dataset(NAME, cache_dir=cache_dir, offline=True)
-    assert len(calls) >= 2 and "ffline" not in str(failed.value)
+    assert len(files) >= 2 and "ffline" not in str(failed.value)
     assert failed.value.written and failed.value.written > 4096  # the first file and the part of the second
     assert leftovers(cache_dir) == []
-    monkeypatch.setattr(pq, "write_table", real)
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", real)
     assert tgbhub.load_dataset(NAME, cache_dir=cache_dir, offline=True).num_rows == 10_560
 
 

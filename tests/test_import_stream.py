@@ -41,6 +41,8 @@ def _streamed_and_whole(name: str, zipped: Path, tmp_path: Path, monkeypatch: py
                         ) -> tuple[tuple[dict[str, bytes], str], tuple[dict[str, bytes], str]]:
     monkeypatch.setattr(release, "CSV_BLOCK_BYTES", block)
     monkeypatch.setattr(release, "NUMBERING_MERGE_MIN", 64)  # many merges of the block dictionaries
+    monkeypatch.setattr(release, "NUMBERING_WAITING_ROWS", 50)  # ... also forced by the rows waiting
+    monkeypatch.setattr(tgbl, "READ_ROWS", 97)  # the spilled columns read back in many uneven slices
     streamed = _files_and_manifest(name, zipped, tmp_path / "streamed")
     monkeypatch.setattr(tgbl, "STREAMED", {})  # the whole-table reading
     return streamed, _files_and_manifest(name, zipped, tmp_path / "whole")
@@ -237,3 +239,18 @@ def test_tgbhub_hands_its_progress_to_the_import_and_a_bare_release_stays_silent
     for stage in ("reading ", "numbering the node ids", "sorting the edges", "converting the negatives",
                   "writing the imported files"):
         assert stage in said, (stage, said)
+
+
+def test_the_split_quantiles_are_numpys_to_the_bit() -> None:
+    """py-tgb splits at ``np.quantile(t, [0.70, 0.85])``; the streamed split reads two values a quantile and must
+    give the same floats (ties, huge timestamps, one row, interpolation on both sides of 0.5)."""
+    rng = np.random.default_rng(7)
+    cases = [np.array([5]), np.array([1, 2]), np.arange(10) * (1 << 50), np.full(11, 3)]
+    for _ in range(400):
+        n = int(rng.integers(1, 3000))
+        high = int(rng.choice([10, 1 << 20, 1 << 40, (1 << 62)]))
+        cases.append(np.sort(rng.integers(-high // 4, high, n)))
+    for t in cases:
+        quantiles = [float(q) for q in rng.random(2)] + [0.70, 0.85, 0.0, 1.0]
+        expected = [float(v) for v in np.quantile(t, quantiles)]
+        assert tgbl.sorted_quantiles(t, quantiles) == expected, (len(t), quantiles)

@@ -1,8 +1,10 @@
 """The verified local cache: layout, per-version lock, temp -> verify -> rename, ``COMPLETE`` marker.
 
 Layout: ``<root>/<family>/<name>/<version>/`` holds the manifest's files plus one ``.npy`` per column (memory-mapped
-by loads), and ``COMPLETE``, written last, records every file's size, mtime and hash. A load compares sizes and
-mtimes only; anything that changed is re-verified and repaired, or the entry is dropped and fetched again.
+by loads; written from the columns a source holds in memory, else derived from the verified Parquet file one row
+group at a time, so installing a file of any length takes the memory of a row group), and ``COMPLETE``, written
+last, records every file's size, mtime and hash. A load compares sizes and mtimes only; anything that changed is
+re-verified and repaired, or the entry is dropped and fetched again.
 """
 
 from __future__ import annotations
@@ -18,14 +20,16 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 from filelock import FileLock
 
-from tgbhub.columns import HDF5_ENCODING, read_columns
+from tgbhub.columns import HDF5_ENCODING, parquet_column_blocks, read_columns
 from tgbhub.errors import CacheWriteError, DiskFullError, IntegrityError
-from tgbhub.hashing import column_sha256, content_digest, file_sha256
+from tgbhub.hashing import ContentDigest, column_sha256, content_digest, file_sha256
 from tgbhub.manifest import FileEntry, Manifest
 
 MARKER = "COMPLETE"
@@ -232,13 +236,12 @@ def _differing(entry: FileEntry, values: Mapping[str, np.ndarray]) -> str:
 _IO_WORKERS = 2
 
 
-def _write_column(folder: Path, entry: FileEntry, column: str, values: np.ndarray) -> dict[str, int]:
-    """Write one column's ``.npy`` through a private temporary file; return its stat record."""
-    final = folder / column_file(entry, column)
+def _write_through_temp(final: Path, write: Callable[[BinaryIO], None]) -> dict[str, int]:
+    """Have ``write`` fill a private temporary file, then give it the name ``final``; return its stat record."""
     temp = final.with_name(f".{final.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
     try:
         with open(temp, "wb") as handle:
-            np.save(handle, np.ascontiguousarray(values), allow_pickle=False)
+            write(handle)
         os.replace(temp, final)
     except BaseException:
         temp.unlink(missing_ok=True)  # a failed write (full disk) leaves no .tmp behind
@@ -246,9 +249,131 @@ def _write_column(folder: Path, entry: FileEntry, column: str, values: np.ndarra
     return _stat_record(final)
 
 
-def _write_columns(folder: Path, entry: FileEntry, values: Mapping[str, np.ndarray]) -> dict[str, dict[str, int]]:
-    """Write every column of ``entry`` as ``.npy``; return their stat records."""
-    return {column: _write_column(folder, entry, column, values[column]) for column in entry.columns}
+def _write_column(folder: Path, entry: FileEntry, column: str, values: np.ndarray) -> dict[str, int]:
+    """Write one column's ``.npy`` from its values in memory; return its stat record."""
+    return _write_through_temp(folder / column_file(entry, column),
+                               lambda handle: np.save(handle, np.ascontiguousarray(values), allow_pickle=False))
+
+
+def _derive_column(folder: Path, entry: FileEntry, column: str) -> dict[str, int]:
+    """Write one column's ``.npy`` from the Parquet file ``entry`` in ``folder``, one row group at a time, so the
+    memory it takes is one row group of that column whatever the file's length; return its stat record.
+
+    The bytes are those ``np.save`` writes for the whole column as :func:`~tgbhub.columns.read_columns` reads it:
+    the header for the whole shape (from the file's metadata), then each row group's values in C order.
+
+    Raises:
+        IntegrityError: if the file lacks the column, or it does not read back as the fixed-width numbers its schema
+            declares (nulls, text), which no published artifact holds.
+    """
+    with pq.ParquetFile(folder / entry.name) as parquet:
+        dtype, shape, groups = _parquet_column(parquet, entry, column)
+
+        def write(handle: BinaryIO) -> None:
+            header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": shape}
+            np.lib.format.write_array_header_1_0(handle, header)  # the version np.save picks for such a header
+            for values in groups:
+                np.ascontiguousarray(values).tofile(handle)  # how np.save writes a C-order array to a file
+
+        return _write_through_temp(folder / column_file(entry, column), write)
+
+
+def _derive_columns(folder: Path, entry: FileEntry) -> dict[str, dict[str, int]]:
+    """Write every column of ``entry`` as ``.npy`` from its Parquet file (:func:`_derive_column`); return their stat
+    records."""
+    return {column: _derive_column(folder, entry, column) for column in entry.columns}
+
+
+def _parquet_digest(path: Path, entry: FileEntry) -> str:
+    """The content digest of ``entry``'s columns in the Parquet file ``path``, read one row group of one column at a
+    time.
+
+    Raises:
+        IntegrityError: as :func:`_derive_column`.
+    """
+    digest = ContentDigest()
+    with pq.ParquetFile(path) as parquet:
+        for column in entry.columns:
+            dtype, shape, groups = _parquet_column(parquet, entry, column)
+            digest.start(column, dtype, shape[0])
+            for values in groups:
+                digest.update(values)
+    return digest.hexdigest()
+
+
+def _parquet_column(parquet: pq.ParquetFile, entry: FileEntry,
+                    column: str) -> tuple[np.dtype[Any], tuple[int, ...], Iterator[np.ndarray]]:
+    """The dtype and whole shape ``column`` reads back as (a fixed-size list as ``[rows, size]``), from the file's
+    metadata alone, and its values row group by row group, each checked against them as it is read.
+
+    Raises:
+        IntegrityError: if the file lacks the column or its type is not fixed-width numbers (at once), or a row group
+            reads back otherwise (nulls) or the row groups' rows do not add up (as the values are read).
+    """
+    try:
+        kind = parquet.schema_arrow.field(column).type
+    except KeyError as exc:
+        raise _unreadable(entry, column, "a column", "none") from exc
+    rows = int(parquet.metadata.num_rows)
+    shape = (rows, int(kind.list_size)) if pa.types.is_fixed_size_list(kind) else (rows,)
+    value = kind.value_type if pa.types.is_fixed_size_list(kind) else kind
+    if not (pa.types.is_integer(value) or pa.types.is_floating(value) or pa.types.is_boolean(value)):
+        raise _unreadable(entry, column, "fixed-width numbers", f"Arrow type {kind}")
+    dtype = np.dtype(value.to_pandas_dtype())
+
+    def groups() -> Iterator[np.ndarray]:
+        read = 0
+        for values in parquet_column_blocks(parquet, column):
+            if values.dtype != dtype or values.shape[1:] != shape[1:]:
+                raise _unreadable(entry, column, f"{dtype} rows of shape {shape[1:]}",
+                                  f"{values.dtype} rows of shape {values.shape[1:]} from row {read}")
+            read += len(values)
+            yield values
+        if read != rows:
+            raise _unreadable(entry, column, f"{rows} rows (the file's metadata)", f"{read} in its row groups")
+
+    return dtype, shape, groups()
+
+
+def _unreadable(entry: FileEntry, column: str, expected: str, actual: str) -> IntegrityError:
+    """The error for a column that is missing or does not read back as the numbers its schema declares."""
+    return IntegrityError(f"{entry.name}: column {column}", expected, actual,
+                          "The file does not hold the columns of fixed-width numbers its manifest lists, which every "
+                          "tgbhub artifact does, so it cannot be cached. Report the dataset.")
+
+
+#: bytes of a column file :func:`_npy_digest` reads at a time
+_NPY_BLOCK = 8 << 20
+
+
+def _npy_digest(paths: Mapping[str, Path]) -> str:
+    """The content digest of the column files ``paths`` (column name -> ``.npy``), each read a block of rows at a
+    time with plain reads (the pages of a memory-mapped sweep would stay in the resident set).
+
+    Raises:
+        ValueError: if a file is not a C-order ``.npy`` of numbers (format 1.0 or 2.0) or is cut short.
+        OSError: if a file cannot be read.
+    """
+    digest = ContentDigest()
+    for column, path in paths.items():
+        with open(path, "rb") as handle:
+            version = np.lib.format.read_magic(handle)
+            if version not in ((1, 0), (2, 0)):
+                raise ValueError(f"{path}: .npy format {version}, which tgbhub does not write")
+            read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+                np.lib.format.read_array_header_2_0
+            shape, fortran_order, dtype = read_header(handle)
+            if fortran_order or dtype.hasobject or not shape:
+                raise ValueError(f"{path}: not a C-order column of numbers ({dtype}, shape {shape})")
+            row_bytes = dtype.itemsize * int(np.prod(shape[1:], dtype=np.int64))
+            step = max(1, _NPY_BLOCK // max(1, row_bytes))
+            digest.start(column, dtype, shape[0])
+            for first in range(0, shape[0], step):
+                block = np.empty((min(step, shape[0] - first), *shape[1:]), dtype=dtype)
+                if handle.readinto(block.reshape(-1).view(np.uint8).data) != block.nbytes:
+                    raise ValueError(f"{path}: cut short before row {first + len(block)} of {shape[0]}")
+                digest.update(block)
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -344,10 +469,9 @@ def _repair(manifest: Manifest, root: Path) -> CacheEntry | None:
             continue
         columns = marker["columns"].get(entry.name, {})
         if any(not _unchanged(folder / column_file(entry, c), columns.get(c, {})) for c in entry.columns):
-            values = read_columns(path, entry.encoding, entry.columns)
-            if content_digest(values) != entry.digest:
+            if _parquet_digest(path, entry) != entry.digest:
                 return None
-            marker["columns"][entry.name] = _write_columns(folder, entry, values)
+            marker["columns"][entry.name] = _derive_columns(folder, entry)
     write_text_atomic(folder / MARKER, json.dumps(marker, indent=1))
     return _entry(folder, manifest, marker)
 
@@ -380,14 +504,13 @@ def reverify(manifest: Manifest, root: Path) -> tuple[str, list[str]]:
             if in_place(entry):
                 continue
             paths = {c: folder / column_file(entry, c) for c in entry.columns}
-            expected = entry.digest or content_digest(read_columns(folder / entry.name, entry.encoding, entry.columns))
+            expected = entry.digest or _parquet_digest(folder / entry.name, entry)
             try:
-                intact = content_digest({c: np.load(p, allow_pickle=False) for c, p in paths.items()}) == expected
+                intact = _npy_digest(paths) == expected
             except (OSError, ValueError):  # a truncated or garbled .npy
                 intact = False
             if not intact:
-                values = read_columns(folder / entry.name, entry.encoding, entry.columns)
-                marker["columns"][entry.name] = _write_columns(folder, entry, values)
+                marker["columns"][entry.name] = _derive_columns(folder, entry)
                 rederived.append(entry.name)
         for entry in manifest.files:  # the artifacts were re-read: their records stay, with today's mtimes
             marker["files"][entry.name].update(_stat_record(folder / entry.name))
@@ -534,8 +657,9 @@ def _verify_and_move(manifest: Manifest, fetched: Fetched, staging: Path, folder
             marker["files"][entry.name] = {**_stat_record(final), "sha256": sha, "verified_by": how}
             if in_place(entry):
                 continue
-            values = given if given is not None else read_columns(final, entry.encoding, entry.columns)
-            writes[entry.name] = {column: pool.submit(_write_column, folder, entry, column, values[column])
+            # without the values in memory, each column is derived from the verified file a row group at a time
+            writes[entry.name] = {column: pool.submit(_write_column, folder, entry, column, given[column])
+                                  if given is not None else pool.submit(_derive_column, folder, entry, column)
                                   for column in entry.columns}
         for name, columns in writes.items():
             marker["columns"][name] = {column: future.result() for column, future in columns.items()}

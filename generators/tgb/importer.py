@@ -5,6 +5,7 @@ disk (its ``datasets/`` folder: :class:`~generators.tgb.release.PytgbLayout`), o
 from __future__ import annotations
 
 import dataclasses
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -14,6 +15,7 @@ from tgbhub.errors import GenerationError, IntegrityError
 from tgbhub.hashing import file_sha256
 
 from ..importers import Converted, Importer, Release
+from ..spill import in_memory
 from .artifacts import convert as convert_release, dataset_version, manifest_document, write
 from .catalogue import CATALOGUE, TgbEntry, check_stats, entry
 from .family import FAMILY
@@ -30,34 +32,37 @@ def _convert(item: TgbEntry, path: Path, sha256: str, expected_stats: Mapping[st
         GenerationError: if the release is not a readable zip in TGB's layout, or this tgbhub cannot import it yet.
         IntegrityError: listing every published statistic (or ``expected_stats`` one) the release does not reproduce.
     """
-    opened = _open(item, path, progress)
-    try:
-        files, info = convert_release(item, opened)
-    finally:
-        opened.close()
-    published = dict(expected_stats) if expected_stats is not None else dict(item.stats)
-    mismatches = check_stats(dataclasses.replace(item, stats=MappingProxyType(published)), info["measured"])
-    if mismatches:
-        raise IntegrityError(f"import of {item.name}: statistics", "the published ones", "; ".join(mismatches),
-                             "Nothing was installed. The release is not the one TGB published (another version, a "
-                             "partial download, a modified file): download it again from " + item.url)
-    written = write(files, folder, item, progress)
-    document = manifest_document(item, files, info, folder, _release_name(item, path), sha256, published,
-                                 modified=expected_stats is not None)
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".spill-", dir=folder) as spill:
+        opened = _open(item, path, progress, Path(spill))
+        try:
+            files, info = convert_release(item, opened)
+        finally:
+            opened.close()
+        published = dict(expected_stats) if expected_stats is not None else dict(item.stats)
+        mismatches = check_stats(dataclasses.replace(item, stats=MappingProxyType(published)), info["measured"])
+        if mismatches:
+            raise IntegrityError(f"import of {item.name}: statistics", "the published ones", "; ".join(mismatches),
+                                 "Nothing was installed. The release is not the one TGB published (another version, "
+                                 "a partial download, a modified file): download it again from " + item.url)
+        written = write(files, folder, item, progress)
+        document = manifest_document(item, files, info, folder, _release_name(item, path), sha256, published,
+                                     modified=expected_stats is not None)
     if path.is_dir():
         _say_extracted(document, item)
-    return Converted(document=document, files=written, columns=files)
+    # columns spilled to disk are gone with the spill folder: the cache reads them back from the files
+    return Converted(document=document, files=written, columns=in_memory(files))
 
 
-def _open(item: TgbEntry, path: Path, progress: ProgressFactory | None) -> OpenedRelease:
-    """The release at ``path``, opened.
+def _open(item: TgbEntry, path: Path, progress: ProgressFactory | None, spill: Path) -> OpenedRelease:
+    """The release at ``path``, opened, its conversion spilling large columns into ``spill``.
 
     Raises:
         GenerationError: as :class:`~generators.tgb.release.Release`; for an unreadable zip with the release's
             extracted files beside it (a py-tgb folder), also how to import those instead.
     """
     try:
-        return OpenedRelease(path, dict(item.files), progress)
+        return OpenedRelease(path, dict(item.files), progress, spill)
     except GenerationError as refused:
         beside = path.parent
         if path.is_file() and all((beside / member).is_file() for member in item.files.values()):

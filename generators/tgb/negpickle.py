@@ -26,12 +26,15 @@ entry read, never past the bounds; and :func:`walk` reads every opcode as pickle
 frames that frame whole reads, as ``pickle.py`` requires, and no longer than the stream, as ``_pickle`` requires)
 in linear time and a block of memory, in the scan as the blocks arrive and before every unpickling. A key the
 pickle holds twice is read as pickle reads it: the last value (the conversion looks up the last of equal keys).
+
+:func:`scan_chunks` reads the same rows but hands each chunk to a sink as it fills instead of joining them
+(:mod:`generators.tgb.negstream` writes them to disk), so that what the scan holds does not grow with the pickle.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import IO, Any, NamedTuple
+from typing import IO, Any, NamedTuple, Protocol
 
 import numba
 import numpy as np
@@ -44,6 +47,10 @@ from ..jit import announce_compile
 BLOCK_BYTES = 32 << 20
 #: entries of the largest output chunk; the chunks are joined into one matrix once the pickle is read
 CHUNK_ROWS = 1 << 18
+#: the most bytes of values one chunk handed to a sink (:func:`scan_chunks`) holds: fewer rows for wide entries, and
+#: a chunk that would widen past it is handed over as it is and a wider one begun, so the scan's memory stays
+#: within a few of these whatever the pickle's length and widths
+SINK_CHUNK_BYTES = 64 << 20
 #: entries of the first chunk: each later chunk holds as many entries as all before it (up to :data:`CHUNK_ROWS`),
 #: so the rows allocated stay within twice the entries read, whatever the pickle's length
 FIRST_CHUNK_ROWS = 1 << 6
@@ -118,6 +125,15 @@ class ScannedNegatives(NamedTuple):
     keys: np.ndarray
     values: np.ndarray
     width: np.ndarray
+
+
+class Sink(Protocol):
+    """Takes each finished chunk of a :func:`scan_chunks`, in the pickle's order: ``keys`` ``int64 [r, 3]``,
+    ``values`` ``int32 [r, w]`` (``w`` the chunk's width, at least its longest entry; -1 after a shorter entry),
+    ``width`` ``int64 [r]``, as :class:`ScannedNegatives` holds them. A sink that keeps them past its return copies
+    them."""
+
+    def __call__(self, keys: np.ndarray, values: np.ndarray, width: np.ndarray) -> None: ...
 
 
 # the opcodes of TGB's pattern (pickletools' names)
@@ -925,12 +941,37 @@ def scan(stream: IO[bytes], block_bytes: int = BLOCK_BYTES, read: Callable[[int]
         return None
 
 
+def scan_chunks(stream: IO[bytes], sink: Sink, block_bytes: int = BLOCK_BYTES,
+                read: Callable[[int], object] | None = None, bounds: Bounds | None = None, size: int | None = None,
+                chunk_rows: int = CHUNK_ROWS) -> int | None:
+    """What :func:`scan` reads, handed to ``sink`` chunk by chunk (at most ``chunk_rows`` entries and
+    :data:`SINK_CHUNK_BYTES` of values each) instead of joined: the scan then holds one chunk and one block of the
+    stream, whatever the pickle's length. The other arguments are :func:`scan`'s.
+
+    Returns:
+        the longest entry read (the width :func:`scan` would give its matrix), or None where :func:`scan` returns
+        None; the sink may have been handed chunks before the scan gave up.
+
+    Raises:
+        whatever ``sink`` raises; nothing of its own.
+    """
+    try:
+        scanner = _Scan(stream, block_bytes, read, bounds, size, sink, chunk_rows)
+        scanner.entries()
+    except _Foreign:
+        return None
+    return scanner.widest
+
+
 class _Scan:
-    """The state of one :func:`scan`: the bytes not yet read, the memo, and the chunks of rows read so far."""
+    """The state of one :func:`scan`: the bytes not yet read, the memo, and the chunks of rows read so far (or,
+    given a sink, handed to it)."""
 
     def __init__(self, stream: IO[bytes], block_bytes: int, read: Callable[[int], object] | None,
-                 bounds: Bounds | None, size: int | None) -> None:
+                 bounds: Bounds | None, size: int | None, sink: Sink | None = None,
+                 chunk_rows: int = CHUNK_ROWS) -> None:
         self.stream, self.block_bytes, self.read = stream, max(1, block_bytes), read
+        self.sink, self.chunk_rows = sink, max(1, chunk_rows)
         self.raw, self.p, self.eof = b"", 0, False
         self.base = 0  # the stream's position of raw[0]
         self.walk = _Walk("", size, bounds)  # what pickle refuses: the scan gives up, unpickling refuses
@@ -984,6 +1025,11 @@ class _Scan:
         return memo
 
     def run(self) -> ScannedNegatives:
+        self.entries()
+        return self.joined()
+
+    def entries(self) -> None:
+        """Every entry read into the chunks (or handed to the sink), the stream read to its end."""
         memo = self.header()
         level = _TOP
         keys, values, width = self.chunk(0)
@@ -1000,7 +1046,7 @@ class _Scan:
             elif status == _FULL:
                 keys, values, width, row = self.full(keys, values, width, row)
             elif status == _WIDER:
-                values = self.widened(values, wider)
+                keys, values, width, row = self.wider(keys, values, width, row, wider)
             elif status == _SLOW:
                 read = _entry(self.raw, self.p, memo, self.known, self.entry_bytes)
                 if len(self.known) > KNOWN_OBJECTS:
@@ -1016,7 +1062,7 @@ class _Scan:
                 if row == len(keys):
                     keys, values, width, row = self.full(keys, values, width, row)
                 if value.length > values.shape[1]:
-                    values = self.widened(values, value.length)
+                    keys, values, width, row = self.wider(keys, values, width, row, value.length)
                 self.learn()
                 self.store(key, value, keys, values, width, row)
                 self.widest = max(self.widest, value.length)
@@ -1027,11 +1073,7 @@ class _Scan:
             else:
                 raise _Foreign
         self.finish(self.base + self.p - 1)
-        self.chunks.append((keys[:row], values[:row], width[:row]))
-        self.rows += row
-        if self.max_entries is not None and self.rows > self.max_entries:
-            raise _Foreign
-        return self.joined()
+        self.kept(keys, values, width, row)
 
     def finish(self, stop: int) -> None:
         """The stream read to its end after STOP (at ``stop``), so that the walk checks the last frame's length
@@ -1057,22 +1099,45 @@ class _Scan:
     def full(self, keys: np.ndarray, values: np.ndarray, width: np.ndarray, row: int
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         """A full chunk kept and a new one begun (as wide as the last)."""
-        self.chunks.append((keys, values, width))
+        self.kept(keys, values, width, row)
+        keys, values, width = self.chunk(values.shape[1])
+        return keys, values, width, 0
+
+    def kept(self, keys: np.ndarray, values: np.ndarray, width: np.ndarray, row: int) -> None:
+        """The chunk's first ``row`` rows kept (or handed to the sink), unless the entries pass the bounds."""
         self.rows += row
         if self.max_entries is not None and self.rows > self.max_entries:
             raise _Foreign  # more entries than the split has edges: unpickling counts the dict's and refuses
-        keys, values, width = self.chunk(values.shape[1])
-        return keys, values, width, 0
+        if self.sink is None:
+            self.chunks.append((keys[:row], values[:row], width[:row]))
+        else:
+            self.sink(keys[:row], values[:row], width[:row])
 
     def chunk(self, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """An empty chunk ``q`` wide, of as many rows as all chunks so far (from :data:`FIRST_CHUNK_ROWS` to
         :data:`CHUNK_ROWS`), never more than one past the entries the bounds allow (that one tells the bound
         was passed)."""
-        rows = min(CHUNK_ROWS, max(FIRST_CHUNK_ROWS, self.rows))
+        rows = min(self.chunk_rows, max(FIRST_CHUNK_ROWS, self.rows))
+        if self.sink is not None:
+            rows = min(rows, max(1, SINK_CHUNK_BYTES // (4 * max(q, 1))))
         if self.max_entries is not None:
             rows = max(1, min(rows, self.max_entries + 1 - self.rows))
         return (np.empty((rows, 3), dtype=np.int64), np.empty((rows, q), dtype=np.int32),
                 np.empty(rows, dtype=np.int64))
+
+    def wider(self, keys: np.ndarray, values: np.ndarray, width: np.ndarray, row: int, q: int
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """The chunk made to hold an entry of ``q`` negatives: widened (:meth:`widened`), or, given a sink and where
+        the wider chunk would pass :data:`SINK_CHUNK_BYTES`, its rows handed over and a new one begun that wide."""
+        if q > self.max_width:
+            raise _Foreign  # unpickling refuses it
+        wide = min(max(q, 2 * values.shape[1]), self.max_width)
+        if self.sink is not None and 4 * len(values) * wide > SINK_CHUNK_BYTES:
+            if row:
+                self.kept(keys, values, width, row)
+            keys, values, width = self.chunk(wide)
+            return keys, values, width, 0
+        return keys, self.widened(values, q), width, row
 
     def widened(self, values: np.ndarray, q: int) -> np.ndarray:
         """The chunk's values widened to hold ``q`` (at least doubled, so that a pickle of ever longer entries

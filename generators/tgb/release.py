@@ -232,7 +232,9 @@ class Release:
     """An opened release: its members by name, and how its conversion shows progress (``progress``, a
     :data:`ProgressFactory`; silent unless the client hands one in). ``path`` is the release zip (nothing is
     extracted to disk), or a folder holding the members extracted from it (py-tgb's dataset folder: see
-    :class:`PytgbLayout`).
+    :class:`PytgbLayout`). ``spill`` is a folder where the conversion keeps the edge list's columns and the
+    negatives on disk while it runs (:mod:`generators.spill`), so its memory does not grow with the release;
+    without one they are held in memory.
 
     A zip is checked whole first (every member's CRC); extracted files carry no CRC, so what checks them is what
     checks every release after it is read: its layout, the pickles' allow-list and the published statistics.
@@ -241,9 +243,11 @@ class Release:
         GenerationError: if the file is not a readable zip, or the zip or folder lacks a member the dataset needs.
     """
 
-    def __init__(self, path: Path, needed: Mapping[str, str], progress: ProgressFactory | None = None) -> None:
+    def __init__(self, path: Path, needed: Mapping[str, str], progress: ProgressFactory | None = None,
+                 spill: Path | None = None) -> None:
         self.path = path
         self.progress: ProgressFactory = progress or silent
+        self.spill = spill
         self._members: _Members = _Extracted(path) if path.is_dir() else _Zipped(path)
         held = self._members.names()
         missing = [file for file in needed.values() if file not in held]
@@ -586,6 +590,9 @@ def first_appearance(heads: pa.Array, tails: pa.Array, known: pa.Array | None = 
 #: the fewest raw ids :class:`BlockNumbering` gathers before it merges them into its dictionary (below that, a merge
 #: costs more in Arrow's fixed overhead than it saves)
 NUMBERING_MERGE_MIN = 1 << 16
+#: the most rows :class:`BlockNumbering` lets wait for a merge (a reader keeps the waiting blocks' rows until their
+#: ids are global, so this bounds its memory where new ids grow rare late in a long edge list)
+NUMBERING_WAITING_ROWS = 1 << 22
 
 
 class BlockNumbering:
@@ -608,6 +615,12 @@ class BlockNumbering:
         self._merge_min = NUMBERING_MERGE_MIN if merge_min is None else merge_min  # read when called, as tests set it
         self._waiting: list[tuple[pa.Array, tuple[np.ndarray, ...]]] = []
         self._waiting_ids = 0
+        self._waiting_rows = 0
+
+    @property
+    def settled(self) -> bool:
+        """Whether every id array :meth:`add` returned holds its global ids already (nothing waits for a merge)."""
+        return not self._waiting
 
     def add(self, heads: pa.Array, tails: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         """The head and tail ids of one block's rows (the head before the tail, row by row), rewritten in place to
@@ -615,7 +628,10 @@ class BlockNumbering:
         head, tail, local = first_appearance(heads, tails)
         self._waiting.append((local, (head, tail)))
         self._waiting_ids += len(local)
-        if self._waiting_ids >= max(self._merge_min, 0 if self.dictionary is None else len(self.dictionary)):
+        self._waiting_rows += len(head)
+        # merging also once the waiting blocks hold many rows bounds the rows a caller must keep unsettled
+        if (self._waiting_ids >= max(self._merge_min, 0 if self.dictionary is None else len(self.dictionary))
+                or self._waiting_rows >= NUMBERING_WAITING_ROWS):
             self._merge()
         return head, tail
 
@@ -639,4 +655,4 @@ class BlockNumbering:
                 for values in ids:
                     values[...] = part[values]
                 start += len(local)
-        self._waiting, self._waiting_ids = [], 0
+        self._waiting, self._waiting_ids, self._waiting_rows = [], 0, 0

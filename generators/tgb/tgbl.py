@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pyarrow as pa
@@ -57,9 +57,11 @@ from tgbhub.errors import GenerationError
 
 from ..manifests import parquet_record_set
 from ..ranking import negatives_file, ranking_submission, write_negatives
+from ..spill import READ_ROWS, Column, ColumnSink, DiskColumn, remove, rewrite, spilled
 from .artifacts import Description, Info
 from .catalogue import TgbEntry
 from .negpickle import Bounds, ScannedNegatives, scan, too_large, too_many_entries, too_wide
+from .negstream import stream_negatives
 from .release import (
     EVERY_COLUMN,
     BlockNumbering,
@@ -77,6 +79,8 @@ from .release import (
 )
 
 SPLITS = ("train", "val", "test")
+#: the edge columns of one conversion: all in memory, or (with a spill folder) on disk
+ColumnT = TypeVar("ColumnT", np.ndarray, Column)
 EDGES_FILE = "edges.parquet"
 NODES_FILE = "nodes.parquet"
 #: py-tgb's ``process_node_feat``: every node's vector has ``feat_size = 20`` values, and an ISO region is padded
@@ -110,7 +114,7 @@ def stage(progress: ProgressFactory, desc: str, total: float | None = 1, unit: s
 
 
 def parse_edges(release: Release, files: Mapping[str, str], parser: str
-                ) -> tuple[dict[str, np.ndarray], pa.Array | None]:
+                ) -> tuple[dict[str, Column], pa.Array | None]:
     """``t, src, dst, edge_id`` and ``edge_feat`` ``[E, d]`` of the edge list, in CSV order, py-tgb's ids and
     features (see :data:`PARSERS`), and the raw id of every node id (``None`` where py-tgb keeps the raw integers).
 
@@ -127,7 +131,8 @@ def parse_edges(release: Release, files: Mapping[str, str], parser: str
         streamed = STREAMED[parser](release, member)
         if streamed is not None:
             return streamed
-    return reader(read_csv(release.read(member), member, STRING_IDS.get(parser, ())), member)
+    edges, nodes = reader(read_csv(release.read(member), member, STRING_IDS.get(parser, ())), member)
+    return dict(edges), nodes
 
 
 def _numbers(column: pa.Array, member: str, what: str) -> np.ndarray:
@@ -148,7 +153,7 @@ def _wiki(columns: list[pa.Array], member: str) -> tuple[dict[str, np.ndarray], 
     return edges, None
 
 
-def _wiki_streamed(release: Release, member: str) -> tuple[dict[str, np.ndarray], None] | None:
+def _wiki_streamed(release: Release, member: str) -> tuple[dict[str, Column], None] | None:
     """:func:`_wiki` over the CSV's blocks (:func:`_joined_blocks`), the items shifted by the largest source id of
     all blocks; ``None`` for a CSV without rows.
 
@@ -159,50 +164,63 @@ def _wiki_streamed(release: Release, member: str) -> tuple[dict[str, np.ndarray]
     if joined is None:
         return None
     edges, _ = joined
-    edges["dst"] += int(edges["src"].max()) + 1
+    shift = column_max(edges["src"]) + 1
+    if isinstance(edges["dst"], DiskColumn):
+        rewrite(edges["dst"], shift)
+    else:
+        edges["dst"] += shift
     return edges, None
 
 
-def _numbered_streamed(parser: str) -> Callable[[Release, str], tuple[dict[str, np.ndarray], pa.Array | None] | None]:
+def _numbered_streamed(parser: str) -> Callable[[Release, str], tuple[dict[str, Column], pa.Array | None] | None]:
     """The streamed parser of a first-appearance parser: its block reader (:data:`BLOCK_ROWS`) over the CSV's
     blocks, the raw ids numbered by :class:`BlockNumbering` (``None`` for a CSV without rows)."""
-    def parse(release: Release, member: str) -> tuple[dict[str, np.ndarray], pa.Array | None] | None:
+    def parse(release: Release, member: str) -> tuple[dict[str, Column], pa.Array | None] | None:
         return _joined_blocks(release, member, BLOCK_ROWS[parser], STRING_IDS.get(parser, ()))
     return parse
 
 
 def _joined_blocks(release: Release, member: str, rows: BlockRows, strings: tuple[int, ...] = ()
-                   ) -> tuple[dict[str, np.ndarray], pa.Array | None] | None:
+                   ) -> tuple[dict[str, Column], pa.Array | None] | None:
     """``rows`` over the CSV's blocks (:func:`csv_blocks`), the raw ids numbered across blocks, the columns joined
     and ``edge_id`` counted over every row: the edges in CSV order and the numbering's dictionary (``None`` if
-    ``rows`` numbers nothing), so the CSV's text and Arrow's table of it are never held whole; ``None`` if the CSV
-    has no row (its whole reading then says what is wrong, or yields the empty edge list).
+    ``rows`` numbers nothing); ``None`` if the CSV has no row (its whole reading then says what is wrong, or yields
+    the empty edge list). The CSV's text and Arrow's table of it are never held whole; with the release's spill
+    folder, neither are the columns: each block goes to disk once its ids are global
+    (:attr:`BlockNumbering.settled <generators.tgb.release.BlockNumbering.settled>`).
 
     Raises:
         GenerationError: as ``rows``, for the first block that does not fit py-tgb's layout.
     """
     numbering = BlockNumbering()
-    pieces: list[dict[str, np.ndarray]] = []
+    sink = ColumnSink(release.spill)
+    waiting: list[dict[str, np.ndarray]] = []  # blocks whose ids a merge of the numbering will still rewrite
+    first_row = 0
     with stage(release.progress, f"reading {member}", None, "rows") as bar:
         try:
-            first_row = 0
             for columns in csv_blocks(release, member, strings):
-                pieces.append(rows(columns, member, numbering, first_row))
-                first_row += len(pieces[-1]["t"])
-                bar.update(len(pieces[-1]["t"]))
+                block = rows(columns, member, numbering, first_row)
+                block["edge_id"] = np.arange(first_row, first_row + len(block["t"]), dtype=np.int64)
+                first_row += len(block["t"])
+                waiting.append(block)
+                bar.update(len(block["t"]))
+                if numbering.settled:
+                    sink.extend(waiting)
+                    waiting = []
         except WholeRead as whole:  # column types change after the first block: read as read_csv infers them
-            numbering, pieces = BlockNumbering(), []
-            pieces.append(rows(whole.columns, member, numbering, 0))
-    if not pieces:
+            numbering, waiting = BlockNumbering(), []
+            sink.discard()
+            block = rows(whole.columns, member, numbering, 0)
+            block["edge_id"] = np.arange(len(block["t"]), dtype=np.int64)
+            first_row = len(block["t"])
+            waiting.append(block)
+    if not first_row:
         return None
     with stage(release.progress, f"numbering the node ids of {member}") as bar:
-        nodes = numbering.finish()  # before the join: it rewrites the blocks' ids in place
+        nodes = numbering.finish()  # before the join: it rewrites the waiting blocks' ids in place
         bar.update(1)
-    edges = {}
-    for name in list(pieces[0]):  # column by column, each block's copy dropped once joined: one column's worth extra
-        edges[name] = np.concatenate([piece.pop(name) for piece in pieces])
-    edges["edge_id"] = np.arange(len(edges["t"]), dtype=np.int64)
-    return edges, nodes
+    sink.extend(waiting)
+    return sink.finish(), nodes
 
 
 def _wiki_rows(columns: list[pa.Array], member: str) -> dict[str, np.ndarray]:
@@ -351,7 +369,7 @@ BLOCK_ROWS: dict[str, BlockRows] = {"stablecoin": _stablecoin_rows, "reddit-comm
 PARSERS = {"edgelist-wiki": _wiki, **{parser: _whole(rows) for parser, rows in BLOCK_ROWS.items()}}
 #: the parsers that read the CSV block by block (:func:`parse_edges` reads a CSV whole with :data:`PARSERS` where
 #: a parser is missing here: the reference the streamed reading is tested against)
-STREAMED: dict[str, Callable[[Release, str], tuple[dict[str, np.ndarray], pa.Array | None] | None]] = {
+STREAMED: dict[str, Callable[[Release, str], tuple[dict[str, Column], pa.Array | None] | None]] = {
     "edgelist-wiki": _wiki_streamed, **{parser: _numbered_streamed(parser) for parser in BLOCK_ROWS}}
 #: the columns each parser reads as text (py-tgb maps the strings, not numbers: raw ids, and flight's day, callsign
 #: and typecode, whose first value decides the timestamp format and whose characters are encoded)
@@ -427,29 +445,82 @@ def _coordinates(column: pa.Array, member: str, what: str) -> np.ndarray:
                               "release TGB published?") from exc
 
 
-def time_order(edges: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], int]:
+def time_order(edges: dict[str, ColumnT], spill: Path | None = None) -> tuple[dict[str, ColumnT], int]:
     """The edges sorted stably by ``t`` and how many rows moved (0 for a time-ordered release).
 
     ``edges`` is sorted in place, column by column, each column's unsorted copy dropped as its sorted one is made
-    (the whole table is never held twice); the same dict is returned.
+    (the whole table is never held twice); the same dict is returned. A time-ordered release is only read, a block
+    at a time; columns on disk that must move are sorted in memory a column at a time and written back to ``spill``
+    (TGB's v2 releases are time-ordered: only older ones pay that).
     """
     t = edges["t"]
-    if len(t) < 2 or bool(np.all(t[1:] >= t[:-1])):
+    if _time_ordered(t):
         return edges, 0
-    order = np.argsort(t, kind="stable")
+    order = np.argsort(t[0:len(t)], kind="stable")
     moved = len(t) - int(np.count_nonzero(order == np.arange(len(t))))
     del t
     for name in list(edges):
-        edges[name] = edges[name][order]
+        column = edges[name]
+        edges[name] = cast(ColumnT, spilled(column[0:len(column)][order],
+                                            spill if isinstance(column, DiskColumn) else None, name))
+        if isinstance(column, DiskColumn):
+            remove([column])
     return edges, moved
 
 
-def split_rows(t: np.ndarray, val: float, test: float) -> dict[str, tuple[int, int]]:
+def _time_ordered(t: Column) -> bool:
+    """Whether ``t`` never decreases (read a block at a time)."""
+    last = None
+    for first in range(0, len(t), READ_ROWS):
+        block = t[first:first + READ_ROWS]
+        if not bool(np.all(block[1:] >= block[:-1])) or (last is not None and block[0] < last):
+            return False
+        last = block[-1]
+    return True
+
+
+def column_max(column: Column) -> int:
+    """The largest value of a non-empty integer column (read a block at a time)."""
+    return max(int(column[first:first + READ_ROWS].max()) for first in range(0, len(column), READ_ROWS))
+
+
+def split_rows(t: Column, val: float, test: float) -> dict[str, tuple[int, int]]:
     """Row ranges of py-tgb's quantile split of time-sorted ``t`` (ties to the earlier split)."""
-    val_time, test_time = np.quantile(t, [1 - val - test, 1 - test])
-    first_val = int(np.searchsorted(t, val_time, side="right"))
-    first_test = int(np.searchsorted(t, test_time, side="right"))
+    val_time, test_time = sorted_quantiles(t, [1 - val - test, 1 - test])
+    first_val = _at_most(t, val_time)
+    first_test = _at_most(t, test_time)
     return {"train": (0, first_val), "val": (first_val, first_test), "test": (first_test, len(t))}
+
+
+def sorted_quantiles(t: Column, quantiles: list[float]) -> list[float]:
+    """``np.quantile(t, quantiles)`` (its default linear method) of a sorted, non-empty integer column, reading only
+    the values it interpolates between, computed with numpy's own operations in numpy's order so the floats are
+    the same to the bit (``tests/test_import_stream.py`` checks it against ``np.quantile``)."""
+    n = len(t)
+    virtual = (n - 1) * np.asarray(quantiles, dtype=np.float64)
+    previous = np.floor(virtual)
+    following = previous + 1
+    above = virtual >= n - 1
+    previous[above] = following[above] = n - 1
+    low = np.concatenate([t[int(i):int(i) + 1] for i in previous])
+    high = np.concatenate([t[int(i):int(i) + 1] for i in following])
+    gamma = virtual - np.where(above, -1.0, previous)  # numpy's gamma counts from index -1 above the bounds
+    difference = high - low
+    values = np.add(low, difference * gamma)
+    np.subtract(high, difference * (1 - gamma), out=values, where=gamma >= 0.5, casting="unsafe")
+    return [float(value) for value in values]
+
+
+def _at_most(t: Column, value: float) -> int:
+    """How many values of sorted ``t`` are at most ``value`` (``np.searchsorted(t, value, "right")``)."""
+    count = 0
+    for first in range(0, len(t), READ_ROWS):
+        block = t[first:first + READ_ROWS]
+        if block[-1] <= value:
+            count += len(block)
+            continue
+        return count + int(np.searchsorted(block, value, side="right"))
+    return count
 
 
 def convert_negatives(table: dict[Any, Any] | ScannedNegatives, t: np.ndarray, src: np.ndarray, dst: np.ndarray,
@@ -618,69 +689,110 @@ def _stacked_block(block: list[np.ndarray], width: np.ndarray, member: str) -> n
     return values.astype(np.int32)
 
 
-def measured_stats(edges: Mapping[str, np.ndarray], splits: Mapping[str, tuple[int, int]]) -> dict[str, Any]:
+def measured_stats(edges: Mapping[str, Column], splits: Mapping[str, tuple[int, int]]) -> dict[str, Any]:
     """The statistics the catalogue publishes, measured on the converted edges (py-tgb's counting)."""
     return {"num_nodes": distinct_count(edges["src"], edges["dst"]), "num_edges": int(len(edges["t"])),
             "num_timestamps": distinct_count(edges["t"]), "edge_feat_dim": int(edges["edge_feat"].shape[1]),
             "split_edges": {name: int(hi - lo) for name, (lo, hi) in splits.items()}}
 
 
-def distinct_count(*columns: np.ndarray) -> int:
-    """How many distinct values the integer columns hold together: a pass over sorted values, a bitmap over small
-    non-negative ids, else a sort (``len(np.union1d(...))``'s answer, without its sort where it is not needed)."""
+def distinct_count(*columns: Column) -> int:
+    """How many distinct values the integer columns hold together (``len(np.union1d(...))``'s answer), read a
+    block at a time: a pass over sorted values, a bitmap over small non-negative ids, else the distinct values of
+    each block merged (memory bounded by the distinct values, not the rows)."""
     if not any(len(column) for column in columns):
         return 0
-    if len(columns) == 1 and bool(np.all(columns[0][1:] >= columns[0][:-1])):
-        return 1 + int(np.count_nonzero(columns[0][1:] != columns[0][:-1]))
-    low = min(int(column.min()) for column in columns if len(column))
-    high = max(int(column.max()) for column in columns if len(column))
+    if len(columns) == 1 and _time_ordered(columns[0]):
+        return _runs(columns[0])
+    low = min(_column_min(column) for column in columns if len(column))
+    high = max(column_max(column) for column in columns if len(column))
     if low >= 0 and high < 8 * sum(len(column) for column in columns) + (1 << 20):
         seen = np.zeros(high + 1, dtype=bool)
         for column in columns:
-            seen[column] = True
+            for first in range(0, len(column), READ_ROWS):
+                seen[column[first:first + READ_ROWS]] = True
         return int(np.count_nonzero(seen))
-    return int(len(np.unique(np.concatenate(columns))))
+    distinct = np.empty(0, dtype=np.int64)
+    for column in columns:
+        for first in range(0, len(column), READ_ROWS):
+            distinct = np.union1d(distinct, column[first:first + READ_ROWS])
+    return int(len(distinct))
 
 
-def convert(entry: TgbEntry, release: Release) -> tuple[dict[str, dict[str, np.ndarray]], Info]:
+def _runs(column: Column) -> int:
+    """How many runs of equal values a sorted column holds."""
+    runs, last = 0, None
+    for first in range(0, len(column), READ_ROWS):
+        block = column[first:first + READ_ROWS]
+        runs += int(np.count_nonzero(block[1:] != block[:-1])) + int(last is None or block[0] != last)
+        last = block[-1]
+    return runs
+
+
+def _column_min(column: Column) -> int:
+    return min(int(column[first:first + READ_ROWS].min()) for first in range(0, len(column), READ_ROWS))
+
+
+def convert(entry: TgbEntry, release: Release) -> tuple[dict[str, dict[str, Column]], Info]:
     """The dataset's files (name -> columns) from an opened release, and what was measured on the way (``splits``,
     ``measured``, ``num_nodes``, ``reordered_rows``, ``parser``, and ``node_feat`` where the release has node
-    features).
+    features). With the release's spill folder the large columns are :class:`~generators.spill.DiskColumn`
+    files in it, and nothing held in memory grows with the rows of a time-ordered release.
 
     Raises:
         GenerationError: for a dataset family or parser this tgbhub cannot import yet, or a release that does not
             fit py-tgb's layout (naming the file and the problem).
     """
     parser = DATASET_PARSERS.get(entry.name, "unknown")
-    parsed, nodes = parse_edges(release, entry.files, parser)
+    edges, nodes = parse_edges(release, entry.files, parser)
     with stage(release.progress, f"sorting the edges of {entry.name} by time") as bar:
-        edges, reordered = time_order(parsed)
+        edges, reordered = time_order(edges, release.spill)
         bar.update(1)
     splits = split_rows(edges["t"], float(entry.split["val"]), float(entry.split["test"]))
-    files: dict[str, dict[str, np.ndarray]] = {EDGES_FILE: {
+    files: dict[str, dict[str, Column]] = {EDGES_FILE: {
         "t": edges["t"], "src": edges["src"].astype(np.int32), "dst": edges["dst"].astype(np.int32),
         "edge_id": edges["edge_id"], "edge_feat": edges["edge_feat"]}}
     info: Info = {"splits": splits, "reordered_rows": reordered, "parser": parser,
-                            "measured": measured_stats(edges, splits),
-                            "num_nodes": int(max(edges["src"].max(), edges["dst"].max())) + 1 if len(edges["t"]) else 0}
+                  "measured": measured_stats(edges, splits),
+                  "num_nodes": max(column_max(edges["src"]), column_max(edges["dst"])) + 1 if len(edges["t"]) else 0}
     if "node_feat" in entry.files:  # the catalogue lists the file for the datasets py-tgb reads node features of
-        files[NODES_FILE], info["node_feat"] = parse_node_features(release, entry.files["node_feat"], nodes)
+        node_file, info["node_feat"] = parse_node_features(release, entry.files["node_feat"], nodes)
+        files[NODES_FILE] = dict(node_file)
         info["measured"].update(node_feat_dim=NODE_FEAT_DIM,
                                 nodes_without_features=info["node_feat"]["nodes_without_features"])
     edges_file = files[EDGES_FILE]
-    del parsed
-    edges.clear()  # its int64 endpoints (16 B an edge) are not needed again: the file's int32 copies key the negatives
+    edges.clear()  # in memory, its int64 endpoints (16 B an edge) go: the file's int32 copies key the negatives
     with stage(release.progress, f"converting the negatives of {entry.name}", len(SPLITS) - 1, "splits") as bar:
         for split in SPLITS[1:]:  # one split's pickle at a time, read from the zip as a stream (never its bytes)
-            member = entry.files[f"{split}_ns"]
             lo, hi = splits[split]
-            table = read_negatives(release, member, negative_bounds(entry, hi - lo, info["num_nodes"]))
-            files[negatives_file(split)] = convert_negatives(table, edges_file["t"][lo:hi], edges_file["src"][lo:hi],
-                                                             edges_file["dst"][lo:hi], member)
-            del table  # else it lives on while the next split's pickle loads
+            files[negatives_file(split)] = split_negatives(
+                release, entry.files[f"{split}_ns"], negative_bounds(entry, hi - lo, info["num_nodes"]),
+                *(_rows(edges_file[name], lo, hi) for name in ("t", "src", "dst")))
             bar.set_postfix_str(split)
             bar.update(1)
     return files, info
+
+
+def split_negatives(release: Release, member: str, bounds: Bounds, t: Column, src: Column, dst: Column
+                    ) -> dict[str, Column]:
+    """One split's negatives file (:func:`convert_negatives`' columns) from TGB's pickle ``member``: with the
+    release's spill folder, streamed into it where the pickle's entries come in the edges' order (TGB's releases;
+    :func:`~generators.tgb.negstream.stream_negatives`), else converted whole in memory.
+
+    Raises:
+        GenerationError: as :func:`read_negatives` and :func:`convert_negatives`.
+    """
+    if release.spill is not None:
+        streamed = stream_negatives(release, member, bounds, t, src, dst, release.spill)
+        if streamed is not None:
+            return streamed
+    table = read_negatives(release, member, bounds)
+    return dict(convert_negatives(table, t[0:len(t)], src[0:len(src)], dst[0:len(dst)], member))
+
+
+def _rows(column: Column, lo: int, hi: int) -> Column:
+    """Rows ``lo:hi`` of a column, without reading them."""
+    return column.view(lo, hi) if isinstance(column, DiskColumn) else column[lo:hi]
 
 
 def negative_bounds(entry: TgbEntry, rows: int, num_nodes: int) -> Bounds:

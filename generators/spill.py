@@ -1,0 +1,195 @@
+"""Arrays kept on disk while an import runs, so that its memory does not grow with the release.
+
+A :class:`DiskColumn` is a column (``[n]``) or a matrix (``[n, d]``) in a raw file, C order, native byte order,
+read a slice of rows at a time with plain file reads. Plain reads and not ``mmap`` on purpose: the pages of a mapped
+file a process has touched count in its resident set until unmapped, so sweeping a mapped 4 GB column would grow
+the import's peak memory by 4 GB, while read pages stay in the kernel's page cache, which the system reclaims.
+
+A :class:`ColumnWriter` appends blocks of rows and gives the finished column. Code that reads columns a slice at a
+time (``column[start:stop]``, ``len``, ``dtype``, ``shape``, ``ndim``) takes an ``np.ndarray`` or a
+:class:`DiskColumn` alike (:data:`Column`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import cast
+
+import numpy as np
+
+#: rows a :meth:`DiskColumn.blocks` sweep reads at a time by default (8 MiB of int64)
+READ_ROWS = 1 << 20
+
+
+class DiskColumn:
+    """Rows ``[start, start + len)`` of a raw array file of ``dtype`` whose rows hold ``tail`` values each
+    (``()`` for a column, ``(d,)`` for a matrix); nothing is read until rows are asked for."""
+
+    def __init__(self, path: Path, dtype: np.dtype | type, rows: int, tail: tuple[int, ...] = (), start: int = 0,
+                 stored: np.dtype | type | None = None) -> None:
+        self.path = path
+        self.dtype = np.dtype(dtype)  # what reads give
+        self.stored = np.dtype(stored if stored is not None else dtype)  # what the file holds
+        self.tail = tail
+        self.rows = rows
+        self.start = start
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.rows, *self.tail)
+
+    @property
+    def ndim(self) -> int:
+        return 1 + len(self.tail)
+
+    def __len__(self) -> int:
+        return self.rows
+
+    @property
+    def row_bytes(self) -> int:
+        return int(self.stored.itemsize * int(np.prod(self.tail, dtype=np.int64)))
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        """Rows ``rows`` (a slice of step 1) read from the file into a new array."""
+        if not isinstance(rows, slice) or rows.step not in (None, 1):
+            raise TypeError(f"a DiskColumn reads a slice of rows of step 1, not {rows!r}")
+        start, stop, _ = rows.indices(self.rows)
+        count = max(0, stop - start)
+        values = np.empty((count, *self.tail), dtype=self.stored)
+        if count and self.row_bytes:
+            with open(self.path, "rb") as handle:
+                handle.seek((self.start + start) * self.row_bytes)
+                read = handle.readinto(values.data.cast("B"))  # .data: memoryview(values)
+            if read != values.nbytes:
+                raise OSError(f"{self.path}: {read} bytes read of {values.nbytes}; the spilled column was cut short")
+        return values if self.stored == self.dtype else values.astype(self.dtype)
+
+    def astype(self, dtype: np.dtype | type) -> DiskColumn:
+        """The same rows read as ``dtype`` (numpy's unchecked cast, as ``ndarray.astype``)."""
+        return DiskColumn(self.path, dtype, self.rows, self.tail, self.start, self.stored)
+
+    def view(self, start: int, stop: int) -> DiskColumn:
+        """Rows ``start:stop`` as a column of their own (no copy)."""
+        start, stop = max(0, start), min(self.rows, stop)
+        return DiskColumn(self.path, self.dtype, max(0, stop - start), self.tail, self.start + start, self.stored)
+
+    def blocks(self, rows: int = READ_ROWS) -> Iterator[np.ndarray]:
+        """The rows in order, ``rows`` at a time."""
+        for first in range(0, self.rows, rows):
+            yield self[first:first + rows]
+
+    def as_array(self) -> np.ndarray:
+        """Every row in memory (for the paths that need the whole column, e.g. sorting an unsorted release)."""
+        return self[0:self.rows]
+
+
+#: what readers of a column a slice at a time accept
+Column = np.ndarray | DiskColumn
+
+
+class ColumnWriter:
+    """Appends blocks of rows (``[k, *tail]`` of ``dtype``) to a raw file; :meth:`finish` gives the column."""
+
+    def __init__(self, path: Path, dtype: np.dtype | type, tail: tuple[int, ...] | None = None) -> None:
+        self.path = path
+        self.dtype = np.dtype(dtype)
+        self.tail = tail
+        self.rows = 0
+        self._handle = open(path, "wb")  # noqa: SIM115 (closed by finish or close)
+
+    def append(self, block: np.ndarray) -> None:
+        """Write ``block``'s rows after the ones written so far.
+
+        Raises:
+            ValueError: if the block's rows do not have the shape of the rows before it.
+        """
+        tail = tuple(block.shape[1:])
+        if self.tail is None:
+            self.tail = tail
+        elif tail != self.tail:
+            raise ValueError(f"{self.path.name}: a block of rows {tail} after rows {self.tail}")
+        np.ascontiguousarray(block, dtype=self.dtype).tofile(self._handle)
+        self.rows += len(block)
+
+    def finish(self) -> DiskColumn:
+        """The column written (the file closed)."""
+        self.close()
+        return DiskColumn(self.path, self.dtype, self.rows, self.tail or ())
+
+    def close(self) -> None:
+        if not self._handle.closed:
+            self._handle.close()
+
+
+class ColumnSink:
+    """Named columns gathered block by block: in raw files under ``folder`` (:class:`DiskColumn`), or, without a
+    folder, in memory (joined once at :meth:`finish`, one column at a time)."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+        self._writers: dict[str, ColumnWriter] = {}
+        self._pieces: dict[str, list[np.ndarray]] = {}
+
+    def extend(self, blocks: list[dict[str, np.ndarray]]) -> None:
+        """Append each block's columns (every block has the same names); the blocks are emptied on the way."""
+        for block in blocks:
+            for name in list(block):
+                values = block.pop(name)
+                if self.folder is None:
+                    self._pieces.setdefault(name, []).append(values)
+                    continue
+                if name not in self._writers:
+                    self._writers[name] = ColumnWriter(self.folder / f"{name}.{len(os.listdir(self.folder))}.raw",
+                                                       values.dtype)
+                self._writers[name].append(values)
+
+    def finish(self) -> dict[str, Column]:
+        """The columns, in the order the first block named them."""
+        if self.folder is None:  # a column at a time, each column's blocks dropped once joined
+            return {name: np.concatenate(self._pieces.pop(name)) for name in list(self._pieces)}
+        return {name: writer.finish() for name, writer in self._writers.items()}
+
+    def discard(self) -> None:
+        """Drop what was gathered (a reading that starts over)."""
+        for writer in self._writers.values():
+            writer.close()
+            os.unlink(writer.path)
+        self._writers, self._pieces = {}, {}
+
+
+def spilled(column: Column, folder: Path | None, name: str) -> Column:
+    """``column`` written to a raw file under ``folder`` (as it is without a folder)."""
+    if folder is None or isinstance(column, DiskColumn):
+        return column
+    writer = ColumnWriter(folder / f"{name}.{len(os.listdir(folder))}.raw", column.dtype)
+    writer.append(column)
+    return writer.finish()
+
+
+def in_memory(files: Mapping[str, Mapping[str, Column]]) -> dict[str, dict[str, np.ndarray]] | None:
+    """``files`` (file -> column -> values) where every column is in memory, else ``None``."""
+    if all(isinstance(values, np.ndarray) for columns in files.values() for values in columns.values()):
+        return {name: {column: cast(np.ndarray, values) for column, values in columns.items()}
+                for name, columns in files.items()}
+    return None
+
+
+def rewrite(column: DiskColumn, change: np.ndarray | int, rows: int = READ_ROWS) -> None:
+    """Add ``change`` to every row of ``column`` in its file, a block at a time (in place, no second file)."""
+    with open(column.path, "r+b") as handle:
+        for first in range(0, column.rows, rows):
+            block = column[first:first + rows]
+            block += np.asarray(change, dtype=block.dtype)
+            handle.seek((column.start + first) * column.row_bytes)
+            block.tofile(handle)
+
+
+def remove(columns: list[DiskColumn]) -> None:
+    """Delete the columns' files (their space back as soon as a column is no longer needed)."""
+    for column in columns:
+        try:
+            os.unlink(column.path)
+        except FileNotFoundError:
+            pass

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from tgbhub.errors import GenerationError
 from tgbhub.hashing import ContentDigest, file_sha256
 from tgbhub.manifest import MANIFEST_CONFORMS_TO, RAI_FIELDS, croissant_context
+from tgbhub.memory import give_back_memory
 
 #: the repository's manifests (the authoring side writes and reads them here; the client reads its bundled copy)
 MANIFEST_ROOT = Path(__file__).resolve().parent.parent / "manifests"
@@ -50,12 +51,14 @@ def parquet_digest(path: Path, names: Sequence[str]) -> str:
             lists of them) without nulls.
     """
     digest = ContentDigest()
-    with pq.ParquetFile(path) as parquet:
+    # column chunks streamed through a 1 MiB buffer, not read whole before decoding (pyarrow's default)
+    with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20) as parquet:
         rows = parquet.metadata.num_rows
         for name in names:
             digest.start(name, _numpy_dtype(parquet, name, path), rows)
             for batch in parquet.iter_batches(batch_size=DIGEST_ROWS, columns=[name]):
                 values = _values(batch.column(0))
+                give_back_memory()  # the batch before: else a long column's blocks pile up resident
                 try:
                     digest.update(values)
                 except ValueError as exc:  # pyarrow gives floats or objects for a column with nulls

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tgbhub.errors import GenerationError
+from tgbhub.memory import give_back_memory
 
 from .edges import TemporalEdges
 from .negatives import History, hist_rnd, stream_key
@@ -141,4 +142,6 @@ def write_negatives(columns: Mapping[str, Column], path: str | os.PathLike[str])
             table = pa.Table.from_arrays([*arrays, lists, pa.array(np.asarray(columns["count"][start:stop]))],
                                          schema=schema)
             writer.write_table(table, row_group_size=NEGATIVES_ROW_GROUP)
+            del matrix, lists, arrays, table
+            give_back_memory()  # else each row group's transient blocks stay resident beside the next one's
 

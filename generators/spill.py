@@ -193,3 +193,4 @@ def remove(columns: list[DiskColumn]) -> None:
             os.unlink(column.path)
         except FileNotFoundError:
             pass
+

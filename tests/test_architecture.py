@@ -47,7 +47,8 @@ TREES = ("tgbhub", "generators")
 LAYERS: dict[str, tuple[str, ...]] = {
     # all that generator code may import of the library (the plug-in loader included: families, importers and
     # transforms are plug-ins as evaluators are)
-    "kernel": ("tgbhub.errors", "tgbhub.hashing", "tgbhub.manifest", "tgbhub.plugins", "tgbhub.version"),
+    "kernel": ("tgbhub.errors", "tgbhub.hashing", "tgbhub.manifest", "tgbhub.memory", "tgbhub.plugins",
+               "tgbhub.version"),
     "generators": ("generators",),
     "foundation": ("tgbhub.config", "tgbhub.columns", "tgbhub.progress", "tgbhub.registry", "tgbhub.cache"),
     # task definitions and windows, pure functions: one layer, as tasks.specs names tgbhub.forecasting.task as a
@@ -230,7 +231,7 @@ def test_generators_import_only_the_kernel() -> None:
     known = modules()
     used = {i.target for name, path in known.items() if path.is_file() and name.split(".")[0] == "generators"
             for i in imports(name, path, known) if i.target.split(".")[0] == "tgbhub"}
-    assert used <= {"tgbhub.errors", "tgbhub.hashing", "tgbhub.manifest", "tgbhub.plugins"}
+    assert used <= {"tgbhub.errors", "tgbhub.hashing", "tgbhub.manifest", "tgbhub.memory", "tgbhub.plugins"}
 
 
 def test_the_api_does_not_import_the_applications_on_top_of_it() -> None:

@@ -30,10 +30,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: what the import may add to the interpreter's anonymous resident memory per edge of a release of 4 features and
 #: q = 10 negatives, beyond :data:`BOUND_FIXED` (Arrow's blocks read ahead, the Parquet writer, what the allocators keep
-#: of freed blocks). Measured (``python tests/test_import_memory.py ROWS FOLDER``, peak anonymous memory sampled from
-#: outside): the whole-table importer this replaced added 217 MB on 300k rows and 1105 MB on 2M (the CSV's bytes, its
-#: Arrow table, a combined copy, two pickles' dicts at once); the streamed one 171 MB and 600 MB, about 95 MB + 250 B a
-#: row (the converted columns, kept for the cache's verification). The bound, 789 MB for 2M rows, fails the former.
+#: of freed blocks). Measured (``measure_import``, peak anonymous memory sampled from outside): the whole-table
+#: importer this replaced added 217 MB on 300k rows and 1105 MB on 2M (the CSV's bytes, its Arrow table, a combined
+#: copy, two pickles' dicts at once); the spilled one adds 179 MiB on 300k rows and 338 MiB on 1.2M, its buffers
+#: (Parquet row groups of 2^20 rows, the scan's chunks) still growing with the release up to about 2M rows and flat
+#: after that (``scripts/bench tgb --scale``). The bound, 789 MB for 2M rows, fails the whole-table importer.
 BOUND_BYTES_PER_ROW = 330
 BOUND_FIXED = 160 << 20
 

@@ -1,8 +1,8 @@
 """The verified local cache: layout, per-version lock, temp -> verify -> rename, ``COMPLETE`` marker.
 
 Layout: ``<root>/<family>/<name>/<version>/`` holds the manifest's files plus one ``.npy`` per column (memory-mapped
-by loads; written from the columns a source holds in memory, else derived from the verified Parquet file one row
-group at a time, so installing a file of any length takes the memory of a row group), and ``COMPLETE``, written
+by loads; written from the columns a source holds in memory, else derived from the verified Parquet file a
+block of rows at a time, so installing a file of any length takes the memory of a block), and ``COMPLETE``, written
 last, records every file's size, mtime and hash. A load compares sizes and mtimes only; anything that changed is
 re-verified and repaired, or the entry is dropped and fetched again.
 """
@@ -27,10 +27,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from filelock import FileLock
 
-from tgbhub.columns import HDF5_ENCODING, parquet_column_blocks, read_columns
+from tgbhub.columns import HDF5_ENCODING, open_parquet, parquet_column_blocks, read_columns
 from tgbhub.errors import CacheWriteError, DiskFullError, IntegrityError
 from tgbhub.hashing import ContentDigest, column_sha256, content_digest, file_sha256
 from tgbhub.manifest import FileEntry, Manifest
+from tgbhub.memory import give_back_memory
 
 MARKER = "COMPLETE"
 
@@ -256,17 +257,17 @@ def _write_column(folder: Path, entry: FileEntry, column: str, values: np.ndarra
 
 
 def _derive_column(folder: Path, entry: FileEntry, column: str) -> dict[str, int]:
-    """Write one column's ``.npy`` from the Parquet file ``entry`` in ``folder``, one row group at a time, so the
-    memory it takes is one row group of that column whatever the file's length; return its stat record.
+    """Write one column's ``.npy`` from the Parquet file ``entry`` in ``folder``, a block of rows at a time, so the
+    memory it takes is one block of that column whatever the file's length; return its stat record.
 
     The bytes are those ``np.save`` writes for the whole column as :func:`~tgbhub.columns.read_columns` reads it:
-    the header for the whole shape (from the file's metadata), then each row group's values in C order.
+    the header for the whole shape (from the file's metadata), then each block's values in C order.
 
     Raises:
         IntegrityError: if the file lacks the column, or it does not read back as the fixed-width numbers its schema
             declares (nulls, text), which no published artifact holds.
     """
-    with pq.ParquetFile(folder / entry.name) as parquet:
+    with open_parquet(folder / entry.name) as parquet:
         dtype, shape, groups = _parquet_column(parquet, entry, column)
 
         def write(handle: BinaryIO) -> None:
@@ -285,14 +286,13 @@ def _derive_columns(folder: Path, entry: FileEntry) -> dict[str, dict[str, int]]
 
 
 def _parquet_digest(path: Path, entry: FileEntry) -> str:
-    """The content digest of ``entry``'s columns in the Parquet file ``path``, read one row group of one column at a
-    time.
+    """The content digest of ``entry``'s columns in the Parquet file ``path``, read a block of one column at a time.
 
     Raises:
         IntegrityError: as :func:`_derive_column`.
     """
     digest = ContentDigest()
-    with pq.ParquetFile(path) as parquet:
+    with open_parquet(path) as parquet:
         for column in entry.columns:
             dtype, shape, groups = _parquet_column(parquet, entry, column)
             digest.start(column, dtype, shape[0])
@@ -304,7 +304,7 @@ def _parquet_digest(path: Path, entry: FileEntry) -> str:
 def _parquet_column(parquet: pq.ParquetFile, entry: FileEntry,
                     column: str) -> tuple[np.dtype[Any], tuple[int, ...], Iterator[np.ndarray]]:
     """The dtype and whole shape ``column`` reads back as (a fixed-size list as ``[rows, size]``), from the file's
-    metadata alone, and its values row group by row group, each checked against them as it is read.
+    metadata alone, and its values a block of rows at a time, each checked against them as it is read.
 
     Raises:
         IntegrityError: if the file lacks the column or its type is not fixed-width numbers (at once), or a row group
@@ -324,6 +324,7 @@ def _parquet_column(parquet: pq.ParquetFile, entry: FileEntry,
     def groups() -> Iterator[np.ndarray]:
         read = 0
         for values in parquet_column_blocks(parquet, column):
+            give_back_memory()  # the block before: else a long column's blocks pile up resident
             if values.dtype != dtype or values.shape[1:] != shape[1:]:
                 raise _unreadable(entry, column, f"{dtype} rows of shape {shape[1:]}",
                                   f"{values.dtype} rows of shape {values.shape[1:]} from row {read}")
@@ -657,7 +658,7 @@ def _verify_and_move(manifest: Manifest, fetched: Fetched, staging: Path, folder
             marker["files"][entry.name] = {**_stat_record(final), "sha256": sha, "verified_by": how}
             if in_place(entry):
                 continue
-            # without the values in memory, each column is derived from the verified file a row group at a time
+            # without the values in memory, each column is derived from the verified file a block at a time
             writes[entry.name] = {column: pool.submit(_write_column, folder, entry, column, given[column])
                                   if given is not None else pool.submit(_derive_column, folder, entry, column)
                                   for column in entry.columns}

@@ -29,10 +29,16 @@ def _to_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return column.to_numpy(zero_copy_only=False) if isinstance(column, pa.Array) else column.to_numpy()
 
 
+def open_parquet(path: str | os.PathLike[str]) -> pq.ParquetFile:
+    """A Parquet file opened to be read a block at a time: column chunks streamed through a 1 MiB buffer instead of
+    read whole (pyarrow's default reads a row group's whole column chunk before decoding any of it)."""
+    return pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
+
+
 def parquet_column_blocks(parquet: pq.ParquetFile, column: str, rows: int = BLOCK_ROWS) -> Iterator[np.ndarray]:
-    """Column ``column`` of an open Parquet file as numpy arrays of at most ``rows`` rows each, in order (a
-    fixed-size list as ``[rows, size]``): the memory a whole column, or even a whole row group of it, would take is
-    never needed."""
+    """Column ``column`` of a Parquet file opened by :func:`open_parquet` as numpy arrays of at most ``rows`` rows
+    each, in order (a fixed-size list as ``[rows, size]``): the memory a whole column, or even a whole row group of
+    it, would take is never needed."""
     for batch in parquet.iter_batches(batch_size=rows, columns=[column]):
         yield _to_numpy(batch.column(0))
 

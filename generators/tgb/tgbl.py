@@ -54,6 +54,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from tgbhub.errors import GenerationError
+from tgbhub.memory import give_back_memory
 
 from ..manifests import parquet_record_set
 from ..ranking import negatives_file, ranking_submission, write_negatives
@@ -748,6 +749,7 @@ def convert(entry: TgbEntry, release: Release) -> tuple[dict[str, dict[str, Colu
     with stage(release.progress, f"sorting the edges of {entry.name} by time") as bar:
         edges, reordered = time_order(edges, release.spill)
         bar.update(1)
+    give_back_memory()  # the CSV reader's blocks: the next stages need the room
     splits = split_rows(edges["t"], float(entry.split["val"]), float(entry.split["test"]))
     files: dict[str, dict[str, Column]] = {EDGES_FILE: {
         "t": edges["t"], "src": edges["src"].astype(np.int32), "dst": edges["dst"].astype(np.int32),
@@ -768,6 +770,7 @@ def convert(entry: TgbEntry, release: Release) -> tuple[dict[str, dict[str, Colu
             files[negatives_file(split)] = split_negatives(
                 release, entry.files[f"{split}_ns"], negative_bounds(entry, hi - lo, info["num_nodes"]),
                 *(_rows(edges_file[name], lo, hi) for name in ("t", "src", "dst")))
+            give_back_memory()
             bar.set_postfix_str(split)
             bar.update(1)
     return files, info
@@ -858,6 +861,7 @@ def write(files: Mapping[str, Mapping[str, np.ndarray]], folder: Path,
                 write_negatives(columns, folder / name)
             else:
                 write_parquet(columns, folder / name)
+            give_back_memory()
             bar.set_postfix_str(name)
             bar.update(1)
     return {name: folder / name for name in files}
@@ -879,6 +883,7 @@ def write_parquet(columns: Mapping[str, np.ndarray], path: Path) -> None:
         writer.write_table(first, row_group_size=ROW_GROUP_ROWS)  # an empty file still holds its one empty group
         del first
         for start in range(ROW_GROUP_ROWS, rows, ROW_GROUP_ROWS):
+            give_back_memory()  # else each row group's transient blocks stay resident beside the next one's
             writer.write_table(_arrow_rows(columns, start, start + ROW_GROUP_ROWS), row_group_size=ROW_GROUP_ROWS)
 
 

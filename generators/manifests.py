@@ -11,13 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from tgbhub.errors import GenerationError
-from tgbhub.hashing import ContentDigest, file_sha256
+from tgbhub.hashing import file_sha256
 from tgbhub.manifest import MANIFEST_CONFORMS_TO, RAI_FIELDS, croissant_context
-from tgbhub.memory import give_back_memory
 
 #: the repository's manifests (the authoring side writes and reads them here; the client reads its bundled copy)
 MANIFEST_ROOT = Path(__file__).resolve().parent.parent / "manifests"
@@ -33,60 +30,6 @@ def file_object(name: str, path: Path) -> dict[str, Any]:
     return {"@type": "cr:FileObject", "@id": name, "name": name, "contentUrl": name,
             "encodingFormat": ENCODINGS[path.suffix], "sha256": file_sha256(path),
             "contentSize": f"{path.stat().st_size} B"}
-
-
-#: rows of one column :func:`parquet_digest` decodes at a time (row groups hold up to 1M rows; 64k of a negatives
-#: matrix of q = 20 are 5 MB)
-DIGEST_ROWS = 1 << 16
-
-
-def parquet_digest(path: Path, names: Sequence[str]) -> str:
-    """The logical content digest (``sha256-columns-v1``) of the columns ``names`` of a Parquet file, in that order,
-    as tgbhub reads them back (a fixed-size list as a 2-D ``[rows, size]`` matrix of its value type): what
-    ``content_digest`` gives for the whole columns, read :data:`DIGEST_ROWS` rows of one column at a time, so the
-    memory it takes is one such block's, whatever the file's length.
-
-    Raises:
-        GenerationError: if the file lacks one of ``names``, or a column is not of fixed-width numbers (or fixed-size
-            lists of them) without nulls.
-    """
-    digest = ContentDigest()
-    # column chunks streamed through a 1 MiB buffer, not read whole before decoding (pyarrow's default)
-    with pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20) as parquet:
-        rows = parquet.metadata.num_rows
-        for name in names:
-            digest.start(name, _numpy_dtype(parquet, name, path), rows)
-            for batch in parquet.iter_batches(batch_size=DIGEST_ROWS, columns=[name]):
-                values = _values(batch.column(0))
-                give_back_memory()  # the batch before: else a long column's blocks pile up resident
-                try:
-                    digest.update(values)
-                except ValueError as exc:  # pyarrow gives floats or objects for a column with nulls
-                    raise GenerationError(f"{path}: column {name!r} reads back as {values.dtype}, not as its "
-                                          f"type {parquet.schema_arrow.field(name).type}: write it without "
-                                          "nulls") from exc
-    return digest.hexdigest()
-
-
-def _numpy_dtype(parquet: pq.ParquetFile, name: str, path: Path) -> np.dtype[Any]:
-    """The numpy dtype column ``name`` reads back as, from the file's schema alone (a list's value type)."""
-    try:
-        kind = parquet.schema_arrow.field(name).type
-    except KeyError as exc:
-        raise GenerationError(f"{path} has no column {name!r} (it has {', '.join(parquet.schema_arrow.names)}); "
-                              "digest the columns the file was written with") from exc
-    value = kind.value_type if pa.types.is_fixed_size_list(kind) else kind
-    if not (pa.types.is_integer(value) or pa.types.is_floating(value) or pa.types.is_boolean(value)):
-        raise GenerationError(f"{path}: column {name!r} is {kind}, not fixed-width numbers; a content digest covers "
-                              "number columns and fixed-size lists of numbers only")
-    return np.dtype(value.to_pandas_dtype())
-
-
-def _values(column: pa.Array) -> np.ndarray:
-    """A decoded batch of one column as numpy (a fixed-size list as ``[rows, size]``)."""
-    if pa.types.is_fixed_size_list(column.type):
-        return column.flatten().to_numpy(zero_copy_only=False).reshape(len(column), column.type.list_size)
-    return column.to_numpy(zero_copy_only=False)  # with nulls: floats, which the digest refuses by name
 
 
 def parquet_record_set(name: str, file: str, description: str,

@@ -17,11 +17,11 @@ from typing import Any, Protocol, TypedDict, cast
 import numpy as np
 
 from tgbhub.errors import GenerationError
-from tgbhub.hashing import DIGEST_ALGORITHM, content_digest
+from tgbhub.hashing import DIGEST_ALGORITHM, ContentDigest
 from tgbhub.manifest import plain
 
-from ..manifests import croissant_document, file_object, parquet_digest
-from ..spill import Column
+from ..manifests import croissant_document, file_object
+from ..spill import READ_ROWS, Column
 from .catalogue import TgbEntry
 from .release import ProgressFactory, Release
 
@@ -192,15 +192,18 @@ def manifest_document(entry: TgbEntry, files: Mapping[str, Mapping[str, np.ndarr
                 "params": {"dataset": entry.name, "tgb_version": entry.tgb_version, "url": entry.url,
                            "zip": zip_name, "zip_sha256": zip_sha256}, "seed": 0},
         digest=[{"file": file, "algorithm": DIGEST_ALGORITHM, "columns": list(columns),
-                 "value": _digest(folder / file, columns)} for file, columns in files.items()],
+                 "value": _digest(columns)} for file, columns in files.items()],
         graph=parts["graph"], splits={"unit": "row", "boundaries": {k: list(v) for k, v in info["splits"].items()}},
         tasks=parts["tasks"], stats=stats,
         discrepancies=discrepancies)
 
 
-def _digest(path: Path, columns: Mapping[str, Column]) -> str:
-    """A written file's logical digest: from its columns where they are in memory, else read back from the file a
-    row group at a time (the same digest: the file holds exactly those values)."""
-    if all(isinstance(values, np.ndarray) for values in columns.values()):
-        return content_digest(cast(Mapping[str, np.ndarray], columns))
-    return parquet_digest(path, list(columns))
+def _digest(columns: Mapping[str, Column]) -> str:
+    """A file's logical digest, from the values written into it (in memory, or spilled to disk and read a block at
+    a time), not from the file: the manifest then says what the file must decode to, which checks the writer too."""
+    digest = ContentDigest()
+    for name, values in columns.items():
+        digest.start(name, values.dtype, len(values))
+        for first in range(0, len(values), READ_ROWS):
+            digest.update(np.asarray(values[first:first + READ_ROWS]))
+    return digest.hexdigest()

@@ -18,6 +18,55 @@ if TYPE_CHECKING:
     from tgbhub.hub.serve import LocalHub
 
 
+#: the modules that take longest, the slowest first (test_docs.py alone is over a quarter of the suite): they start
+#: first, so that no worker of a parallel run (pytest-xdist, ``--dist loadfile``) is left alone with one at the end
+LONGEST_MODULES = ("test_docs.py", "test_gpu_check.py", "test_leaderboards.py", "test_compat_tgb.py",
+                   "test_hub_serve.py", "test_chaosnet_portability.py")
+
+#: the thread pools of OpenMP (torch), OpenBLAS, MKL and numba: one thread each per worker of a parallel run
+THREAD_POOLS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In a parallel run, give every worker one thread per pool before the workers start (they inherit this
+    environment and read it when they import numpy, torch and numba): with two workers on two cores, pools sized to
+    the machine oversubscribe it and tiny-model training runs 10-40x slower. A value set in the shell is kept."""
+    parallel = bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
+    if parallel:
+        for name in THREAD_POOLS:
+            os.environ.setdefault(name, "1")
+    _keep_freed_memory()
+
+
+#: glibc's mallopt parameters (malloc.h) and the size up to which freed memory is kept for reuse
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, KEEP_FREED_BYTES = -1, -3, 256 * 2**20
+
+
+def _keep_freed_memory() -> None:
+    """Let glibc keep up to KEEP_FREED_BYTES of freed memory for reuse in this process (not in the processes tests
+    start, whose memory some tests measure). torch frees and allocates its tensors again at every training step;
+    under glibc's defaults each is a fresh mmap whose pages fault in again, and the kernel takes 40% of a tiny model's
+    training. Elsewhere than glibc, nothing changes."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    libc = ctypes.CDLL(name) if name else None
+    if libc is None or not hasattr(libc, "mallopt") or not hasattr(libc, "gnu_get_libc_version"):
+        return
+    libc.mallopt(M_MMAP_THRESHOLD, KEEP_FREED_BYTES)
+    libc.mallopt(M_TRIM_THRESHOLD, KEEP_FREED_BYTES)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Start the LONGEST_MODULES first (in that order); every other test keeps its collected place."""
+    def rank(item: pytest.Item) -> int:
+        name = item.path.name
+        return LONGEST_MODULES.index(name) if name in LONGEST_MODULES else len(LONGEST_MODULES)
+
+    items.sort(key=rank)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _state_outside_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The local hub keeps olah's config and log in the user state folder: a test session keeps its own."""

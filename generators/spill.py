@@ -13,6 +13,7 @@ time (``column[start:stop]``, ``len``, ``dtype``, ``shape``, ``ndim``) takes an 
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import cast
@@ -75,18 +76,15 @@ class DiskColumn:
         start, stop = max(0, start), min(self.rows, stop)
         return DiskColumn(self.path, self.dtype, max(0, stop - start), self.tail, self.start + start, self.stored)
 
-    def blocks(self, rows: int = READ_ROWS) -> Iterator[np.ndarray]:
-        """The rows in order, ``rows`` at a time."""
-        for first in range(0, self.rows, rows):
-            yield self[first:first + rows]
-
-    def as_array(self) -> np.ndarray:
-        """Every row in memory (for the paths that need the whole column, e.g. sorting an unsorted release)."""
-        return self[0:self.rows]
-
-
 #: what readers of a column a slice at a time accept
 Column = np.ndarray | DiskColumn
+
+
+def blocks(column: Column, rows: int | None = None) -> Iterator[np.ndarray]:
+    """The column's rows in order, ``rows`` (default :data:`READ_ROWS`) at a time, each block in memory."""
+    step = rows or READ_ROWS
+    for first in range(0, len(column), step):
+        yield np.asarray(column[first:first + step])
 
 
 class ColumnWriter:
@@ -141,8 +139,7 @@ class ColumnSink:
                     self._pieces.setdefault(name, []).append(values)
                     continue
                 if name not in self._writers:
-                    self._writers[name] = ColumnWriter(self.folder / f"{name}.{len(os.listdir(self.folder))}.raw",
-                                                       values.dtype)
+                    self._writers[name] = ColumnWriter(new_file(self.folder, name), values.dtype)
                 self._writers[name].append(values)
 
     def finish(self) -> dict[str, Column]:
@@ -159,11 +156,18 @@ class ColumnSink:
         self._writers, self._pieces = {}, {}
 
 
+def new_file(folder: Path, what: str) -> Path:
+    """A new empty file in ``folder`` for ``what``, named so that no other spill file is overwritten."""
+    handle, name = tempfile.mkstemp(prefix=f"{what}-", suffix=".raw", dir=folder)
+    os.close(handle)
+    return Path(name)
+
+
 def spilled(column: Column, folder: Path | None, name: str) -> Column:
     """``column`` written to a raw file under ``folder`` (as it is without a folder)."""
     if folder is None or isinstance(column, DiskColumn):
         return column
-    writer = ColumnWriter(folder / f"{name}.{len(os.listdir(folder))}.raw", column.dtype)
+    writer = ColumnWriter(new_file(folder, name), column.dtype)
     writer.append(column)
     return writer.finish()
 

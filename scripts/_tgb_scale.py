@@ -479,7 +479,8 @@ def _after(imported: dict[str, Any], cell: Callable[[], dict[str, Any]]) -> dict
 
 
 def release_rows(layout: str, rows: int, paths: dict[str, Any], rss_limit: float, peer: bool = True
-                 ) -> list[tuple[str, ...]]:
+                 ) -> tuple[list[tuple[str, ...]], dict[str, Any]]:
+    """The table's rows for one release, and tgbhub's import cell (its peak memory for the summary line)."""
     label = f"{layout} {_count(rows)}"
     skipped = {"failed": "not run (--tgbhub-only)"}
     cells = {cell: spawn(cell, paths, rss_limit) if peer or cell.endswith("tgbhub") else skipped
@@ -502,7 +503,7 @@ def release_rows(layout: str, rows: int, paths: dict[str, Any], rss_limit: float
          _ratio(cells["load/tgbhub"], cells["load/pytgb"])),
         (f"{label} val + test negatives: load + read every value", _time(cells["neg/tgbhub"]),
          _time(phases["negatives"]), _ratio(cells["neg/tgbhub"], phases["negatives"])),
-    ]
+    ], cells["import/tgbhub"]
 
 
 def mrr_rows(args: argparse.Namespace) -> list[tuple[str, ...]]:
@@ -528,15 +529,13 @@ def mrr_rows(args: argparse.Namespace) -> list[tuple[str, ...]]:
              above(cells["mrr/pytgb"]), ratio(cells["mrr/tgbhub"], cells["mrr/pytgb"]))]
 
 
-def import_memory(rows: list[tuple[str, ...]]) -> str:
+def import_memory(peaks: list[tuple[str, dict[str, Any]]]) -> str:
     """One line: tgbhub's import peak memory at each wiki size, and the largest size's against the smallest's."""
-    peaks = [(row[0].split(" import ")[0], float(row[1].split(", ")[1].removesuffix(" GiB"))) for row in rows
-             if row[0].startswith("wiki ") and " import (" in row[0] and "GiB" in row[1]]
-    if not peaks:
+    done = [(label, cell["peak"] / GIB) for label, cell in peaks if label.startswith("wiki ") and "failed" not in cell]
+    if not done:
         return "tgbhub import peak memory: no wiki import finished"
-    each = ", ".join(f"{label} {peak:.2f} GiB" for label, peak in peaks)
-    return (f"tgbhub import peak memory: {each}; {peaks[-1][0]} / {peaks[0][0]} = "
-            f"{peaks[-1][1] / peaks[0][1]:.2f}x")
+    each = ", ".join(f"{label} {peak:.2f} GiB" for label, peak in done)
+    return f"tgbhub import peak memory: {each}; {done[-1][0]} / {done[0][0]} = {done[-1][1] / done[0][1]:.2f}x"
 
 
 def _count(n: int) -> str:
@@ -578,6 +577,7 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("TGBHUB_OFFLINE", "1")
     started = time.perf_counter()
     rows: list[tuple[str, ...]] = []
+    peaks: list[tuple[str, dict[str, Any]]] = []
     scratch = tempfile.TemporaryDirectory(prefix="bench-tgb-scale-") if args.workdir is None else None
     # absolute: the cells run from the repository root
     work = Path(scratch.name) if scratch else args.workdir.resolve()
@@ -587,7 +587,9 @@ def main(argv: list[str] | None = None) -> None:
                 paths = setup(work, layout, size, args)
                 print(f"[{time.perf_counter() - started:.0f} s] {layout} {_count(size)}: release written in "
                       f"{paths['written_s']:.0f} s", file=sys.stderr, flush=True)
-                rows += release_rows(layout, size, paths, args.rss_limit, not args.tgbhub_only)
+                measured, imported = release_rows(layout, size, paths, args.rss_limit, not args.tgbhub_only)
+                rows += measured
+                peaks.append((f"{layout} {_count(size)}", imported))
                 shutil.rmtree(Path(paths["zip"]).parents[1])  # the next size needs the disk
                 print(f"[{time.perf_counter() - started:.0f} s] {layout} {_count(size)} measured", file=sys.stderr,
                       flush=True)
@@ -601,7 +603,7 @@ def main(argv: list[str] | None = None) -> None:
     print()
     print_table(("work", "tgbhub", "peer", "peer / tgbhub"), rows)
     print()
-    print(import_memory(rows))
+    print(import_memory(peaks))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import pytest
 from tests import tgb_formats as formats
 from tgbhub import progress
 from tgbhub.errors import GenerationError
+from generators import spill
 from generators.tgb import catalogue, release, tgbl
 from generators.tgb.importer import _convert
 from generators.tgb.release import BlockNumbering, first_appearance
@@ -42,7 +43,7 @@ def _streamed_and_whole(name: str, zipped: Path, tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(release, "CSV_BLOCK_BYTES", block)
     monkeypatch.setattr(release, "NUMBERING_MERGE_MIN", 64)  # many merges of the block dictionaries
     monkeypatch.setattr(release, "NUMBERING_WAITING_ROWS", 50)  # ... also forced by the rows waiting
-    monkeypatch.setattr(tgbl, "READ_ROWS", 97)  # the spilled columns read back in many uneven slices
+    monkeypatch.setattr(spill, "READ_ROWS", 97)  # the spilled columns read back in many uneven slices
     streamed = _files_and_manifest(name, zipped, tmp_path / "streamed")
     monkeypatch.setattr(tgbl, "STREAMED", {})  # the whole-table reading
     return streamed, _files_and_manifest(name, zipped, tmp_path / "whole")

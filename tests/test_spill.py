@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from generators.spill import ColumnSink, ColumnWriter, DiskColumn, in_memory, remove, rewrite, spilled
+from generators.spill import ColumnSink, ColumnWriter, DiskColumn, blocks, in_memory, remove, rewrite, spilled
 
 
 def _written(folder: Path, blocks: list[np.ndarray], name: str = "c") -> DiskColumn:
@@ -32,7 +32,7 @@ def test_a_column_reads_back_in_any_slice_and_range(tmp_path: Path, tail: tuple[
     assert np.array_equal(view[10:30], whole[50:70]) and len(view) == 160
     assert np.array_equal(view.astype(np.int32)[0:160], whole[40:200].astype(np.int32))
     assert column.astype(np.int32)[0:5].dtype == np.int32
-    assert np.array_equal(np.concatenate(list(column.blocks(60))), whole)
+    assert np.array_equal(np.concatenate(list(blocks(column, 60))), whole)
 
 
 def test_a_column_refuses_what_it_cannot_read(tmp_path: Path) -> None:
@@ -92,6 +92,6 @@ def test_reading_a_large_column_does_not_grow_the_resident_set(tmp_path: Path) -
         return int(next(line for line in status if line.startswith("VmRSS:")).split()[1]) * 1024
 
     before = resident()
-    total = sum(int(block.sum()) for block in column.blocks(1 << 17))
+    total = sum(int(block.sum()) for block in blocks(column, 1 << 17))
     assert total == 1 << 25
     assert resident() - before < 64 << 20

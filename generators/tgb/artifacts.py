@@ -21,7 +21,7 @@ from tgbhub.hashing import DIGEST_ALGORITHM, ContentDigest
 from tgbhub.manifest import plain
 
 from ..manifests import croissant_document, file_object
-from ..spill import READ_ROWS, Column
+from ..spill import Column, blocks
 from .catalogue import TgbEntry
 from .release import ProgressFactory, Release
 
@@ -204,6 +204,6 @@ def _digest(columns: Mapping[str, Column]) -> str:
     digest = ContentDigest()
     for name, values in columns.items():
         digest.start(name, values.dtype, len(values))
-        for first in range(0, len(values), READ_ROWS):
-            digest.update(np.asarray(values[first:first + READ_ROWS]))
+        for block in blocks(values):
+            digest.update(block)
     return digest.hexdigest()

@@ -26,8 +26,6 @@ held whole, however long (a block never splits one).
 
 from __future__ import annotations
 
-import os
-import tempfile
 from bisect import bisect_right
 from collections.abc import Iterator
 from contextlib import closing
@@ -36,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..spill import Column, ColumnWriter, DiskColumn
+from ..spill import Column, ColumnWriter, DiskColumn, new_file
 from .negpickle import BLOCK_BYTES, CHUNK_ROWS, Bounds, scan_chunks, too_large
 from .release import Release
 
@@ -110,9 +108,7 @@ class _SpillFiles:
 
     def writer(self, what: str, dtype: type, tail: tuple[int, ...]) -> ColumnWriter:
         """A writer of a new file for ``what``."""
-        handle, name = tempfile.mkstemp(prefix=f"negatives-{what}-", suffix=".raw", dir=self.folder)
-        os.close(handle)
-        writer = ColumnWriter(Path(name), dtype, tail)
+        writer = ColumnWriter(new_file(self.folder, f"negatives-{what}"), dtype, tail)
         self.writers.append(writer)
         return writer
 

@@ -58,7 +58,7 @@ from tgbhub.memory import give_back_memory
 
 from ..manifests import parquet_record_set
 from ..ranking import negatives_file, ranking_submission, write_negatives
-from ..spill import READ_ROWS, Column, ColumnSink, DiskColumn, remove, rewrite, spilled
+from ..spill import Column, ColumnSink, DiskColumn, blocks, remove, rewrite, spilled
 from .artifacts import Description, Info
 from .catalogue import TgbEntry
 from .negpickle import Bounds, ScannedNegatives, scan, too_large, too_many_entries, too_wide
@@ -472,8 +472,7 @@ def time_order(edges: dict[str, ColumnT], spill: Path | None = None) -> tuple[di
 def _time_ordered(t: Column) -> bool:
     """Whether ``t`` never decreases (read a block at a time)."""
     last = None
-    for first in range(0, len(t), READ_ROWS):
-        block = t[first:first + READ_ROWS]
+    for block in blocks(t):
         if not bool(np.all(block[1:] >= block[:-1])) or (last is not None and block[0] < last):
             return False
         last = block[-1]
@@ -482,7 +481,7 @@ def _time_ordered(t: Column) -> bool:
 
 def column_max(column: Column) -> int:
     """The largest value of a non-empty integer column (read a block at a time)."""
-    return max(int(column[first:first + READ_ROWS].max()) for first in range(0, len(column), READ_ROWS))
+    return max(int(block.max()) for block in blocks(column))
 
 
 def split_rows(t: Column, val: float, test: float) -> dict[str, tuple[int, int]]:
@@ -515,8 +514,7 @@ def sorted_quantiles(t: Column, quantiles: list[float]) -> list[float]:
 def _at_most(t: Column, value: float) -> int:
     """How many values of sorted ``t`` are at most ``value`` (``np.searchsorted(t, value, "right")``)."""
     count = 0
-    for first in range(0, len(t), READ_ROWS):
-        block = t[first:first + READ_ROWS]
+    for block in blocks(t):
         if block[-1] <= value:
             count += len(block)
             continue
@@ -710,28 +708,27 @@ def distinct_count(*columns: Column) -> int:
     if low >= 0 and high < 8 * sum(len(column) for column in columns) + (1 << 20):
         seen = np.zeros(high + 1, dtype=bool)
         for column in columns:
-            for first in range(0, len(column), READ_ROWS):
-                seen[column[first:first + READ_ROWS]] = True
+            for block in blocks(column):
+                seen[block] = True
         return int(np.count_nonzero(seen))
     distinct = np.empty(0, dtype=np.int64)
     for column in columns:
-        for first in range(0, len(column), READ_ROWS):
-            distinct = np.union1d(distinct, column[first:first + READ_ROWS])
+        for block in blocks(column):
+            distinct = np.union1d(distinct, block)
     return int(len(distinct))
 
 
 def _runs(column: Column) -> int:
     """How many runs of equal values a sorted column holds."""
     runs, last = 0, None
-    for first in range(0, len(column), READ_ROWS):
-        block = column[first:first + READ_ROWS]
+    for block in blocks(column):
         runs += int(np.count_nonzero(block[1:] != block[:-1])) + int(last is None or block[0] != last)
         last = block[-1]
     return runs
 
 
 def _column_min(column: Column) -> int:
-    return min(int(column[first:first + READ_ROWS].min()) for first in range(0, len(column), READ_ROWS))
+    return min(int(block.min()) for block in blocks(column))
 
 
 def convert(entry: TgbEntry, release: Release) -> tuple[dict[str, dict[str, Column]], Info]:

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from tgbhub.errors import GenerationError
 from tgbhub.memory import give_back_memory
 
+from . import list_slices
 from .edges import TemporalEdges
 from .negatives import History, hist_rnd, stream_key
 from .spill import Column
@@ -127,21 +128,42 @@ def write_negatives(columns: Mapping[str, Column], path: str | os.PathLike[str])
     """Write negatives as Parquet: key columns, ``negatives`` as a fixed-size list, ``count``; byte-stable.
 
     Written a row group (:data:`NEGATIVES_ROW_GROUP` rows) at a time, each group's rows read from the columns as it
-    is written (a column may be an array on disk read a slice at a time): the same bytes as one ``write_table`` of
-    the whole table.
+    is written (a column may be an array on disk read a slice at a time), and a large group's ``negatives`` handed
+    to Arrow in slices (:mod:`generators.list_slices`): the same bytes as one ``write_table`` of the whole table.
+    A group whose slices the written pages do not confirm is written again whole.
     """
+    width = int(columns["negatives"].shape[1])
+    ends = _write_negative_groups(columns, path, whole=frozenset())
+    unconfirmed = list_slices.unfaithful_groups(path, NEGATIVES_COLUMN, width, ends)
+    if unconfirmed:  # the other groups' slices were confirmed, and planning them again places them the same
+        ends = _write_negative_groups(columns, path, whole=frozenset(unconfirmed))
+        if list_slices.unfaithful_groups(path, NEGATIVES_COLUMN, width, ends):
+            _write_negative_groups(columns, path, whole=frozenset(range(len(ends))))
+
+
+#: the position of ``negatives`` in a negatives file's schema
+NEGATIVES_COLUMN = 3
+
+
+def _write_negative_groups(columns: Mapping[str, Column], path: str | os.PathLike[str],
+                           whole: frozenset[int]) -> list[np.ndarray]:
+    """Write the negatives file, the row groups numbered in ``whole`` with their list column whole and the others
+    in planned slices; returns each group's slice ends."""
     rows = len(columns["t"])
     # t is int64 snapshots for base datasets, float64 for derived ones whose test events were moved in time
     schema = _negatives_schema(int(columns["negatives"].shape[1]), pa.from_numpy_dtype(columns["t"].dtype))
+    ends = []
     with pq.ParquetWriter(path, schema, compression="zstd", write_statistics=True) as writer:
-        for start in range(0, max(rows, 1), NEGATIVES_ROW_GROUP):  # an empty file still holds its one empty group
+        for group, start in enumerate(range(0, max(rows, 1), NEGATIVES_ROW_GROUP)):  # an empty file: one empty group
             stop = start + NEGATIVES_ROW_GROUP
             matrix = np.ascontiguousarray(columns["negatives"][start:stop], dtype=np.int32)
-            lists = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), matrix.shape[1])
+            ends.append(np.array([len(matrix)]) if group in whole else list_slices.plan(matrix))
+            lists = list_slices.sliced(matrix, ends[-1])
             arrays = [pa.array(np.asarray(columns[name][start:stop])) for name in ("t", "src", "dst")]
             table = pa.Table.from_arrays([*arrays, lists, pa.array(np.asarray(columns["count"][start:stop]))],
                                          schema=schema)
             writer.write_table(table, row_group_size=NEGATIVES_ROW_GROUP)
             del matrix, lists, arrays, table
             give_back_memory()  # else each row group's transient blocks stay resident beside the next one's
+    return ends
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import pickle
 import pickletools
+import tracemalloc
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,41 @@ def test_the_scale_benchs_encoder(tmp_path: Path) -> None:
     raw = (tmp_path / "val.pkl").read_bytes()
     _assert_same(raw)
     _assert_same(raw, 4099)
+
+
+def test_a_zip_member_is_read_in_pieces_into_one_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A zip member's stream is asked for READ_BYTES a call, filling one buffer in place: what the scan allocates
+    (traced) stays within 1.5 blocks of the stream, where asking the member for whole blocks holds its compressed
+    input and output beside them (about 3 blocks); the rows handed over are the pickle's."""
+    monkeypatch.setattr(negpickle, "READ_BYTES", 64 << 10)
+    n, q, block = 1 << 14, 20, 2 << 20
+    rng = np.random.default_rng(7)
+    columns = (rng.integers(0, 1000, n), rng.integers(1000, 2000, n), np.arange(n) * 3)
+    rows = rng.integers(0, 2000, (n, q))
+    _tgb_scale.write_pickled_negatives(tmp_path / "val.pkl", columns, rows)
+    raw = (tmp_path / "val.pkl").read_bytes()
+    assert len(raw) > block
+    release, expected = _member(tmp_path, raw), np.stack(columns, axis=1)
+    seen = [0]
+
+    def sink(keys: np.ndarray, values: np.ndarray, width: np.ndarray) -> None:
+        lo, hi = seen[0], seen[0] + len(keys)
+        assert np.array_equal(keys, expected[lo:hi]) and np.array_equal(values, rows[lo:hi])
+        assert bool(np.all(width == q))
+        seen[0] = hi
+
+    negpickle.scan(io.BytesIO(pickle.dumps(_tgb_like(1), protocol=5)))  # the kernels loaded before tracing
+    tracemalloc.start()
+    try:
+        with release.open("tgbl-x_val_ns.pkl") as stream:
+            widest = negpickle.scan_chunks(stream, sink, block, bounds=negpickle.Bounds(n, q, "the test's"),
+                                           size=len(raw), chunk_rows=1 << 10)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        release.close()
+    assert widest == q and seen[0] == n
+    assert peak < 1.5 * block, f"{peak:,} bytes traced for blocks of {block:,}"
 
 
 def _member(tmp_path: Path, raw: bytes) -> Release:

@@ -33,7 +33,7 @@ pickle holds twice is read as pickle reads it: the last value (the conversion lo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import IO, Any, NamedTuple, Protocol
 
 import numba
@@ -44,13 +44,17 @@ from tgbhub.errors import GenerationError
 from ..jit import announce_compile
 
 #: bytes of the decompressed pickle read at a time (an entry cut by a block's end is carried over to the next)
-BLOCK_BYTES = 32 << 20
+BLOCK_BYTES = 8 << 20
+#: bytes the scan asks its stream for in one call while it fills a block: a zip member's stream reads about as many
+#: compressed bytes a call and builds its output and the rest of its input as new objects, so asking for a whole
+#: block at once would hold several blocks' worth beside the block itself
+READ_BYTES = 1 << 20
 #: entries of the largest output chunk; the chunks are joined into one matrix once the pickle is read
 CHUNK_ROWS = 1 << 18
 #: the most bytes of values one chunk handed to a sink (:func:`scan_chunks`) holds: fewer rows for wide entries, and
 #: a chunk that would widen past it is handed over as it is and a wider one begun, so the scan's memory stays
 #: within a few of these whatever the pickle's length and widths
-SINK_CHUNK_BYTES = 64 << 20
+SINK_CHUNK_BYTES = 8 << 20
 #: entries of the first chunk: each later chunk holds as many entries as all before it (up to :data:`CHUNK_ROWS`),
 #: so the rows allocated stay within twice the entries read, whatever the pickle's length
 FIRST_CHUNK_ROWS = 1 << 6
@@ -768,7 +772,7 @@ class _Short(Exception):
     """The bytes read so far end inside the entry."""
 
 
-def _entry(raw: bytes, p: int, memo: int, known: dict[int, Any], limit: int
+def _entry(raw: bytes | memoryview, p: int, memo: int, known: dict[int, Any], limit: int
            ) -> tuple[int, int, tuple[_Scalar, ...] | None, _Array | None] | None:
     """One entry read opcode by opcode from ``p``: ``(position after it, memo count, key, value)``, or None where
     ``raw`` ends first; key and value None for an object built, memoised and popped (``scripts/_tgb_scale.py``'s
@@ -785,7 +789,7 @@ def _entry(raw: bytes, p: int, memo: int, known: dict[int, Any], limit: int
     marks: list[int] = []
     end = min(len(raw), p + limit + 1)
 
-    def take(n: int) -> bytes:
+    def take(n: int) -> bytes | memoryview:
         nonlocal p
         if p + n > end:
             raise _Short
@@ -815,7 +819,7 @@ def _entry(raw: bytes, p: int, memo: int, known: dict[int, Any], limit: int
                 take(8)
             elif code in (_SHORT_BINUNICODE, _BINUNICODE):
                 size = take(1)[0] if code == _SHORT_BINUNICODE else int.from_bytes(take(4), "little")
-                stack.append(take(size).decode("utf-8", "surrogatepass"))
+                stack.append(str(take(size), "utf-8", "surrogatepass"))
             elif code in (_SHORT_BINBYTES, _BINBYTES, _BINBYTES8, _BYTEARRAY8):
                 size = {_SHORT_BINBYTES: 1, _BINBYTES: 4}.get(code, 8)
                 stack.append(bytes(take(int.from_bytes(take(size), "little"))))
@@ -972,8 +976,10 @@ class _Scan:
                  chunk_rows: int = CHUNK_ROWS) -> None:
         self.stream, self.block_bytes, self.read = stream, max(1, block_bytes), read
         self.sink, self.chunk_rows = sink, max(1, chunk_rows)
-        self.raw, self.p, self.eof = b"", 0, False
-        self.base = 0  # the stream's position of raw[0]
+        # the stream's bytes from position `base` are buf[:filled], those from p on not read yet; filled in place,
+        # so that a block never exists twice (the bytes kept from the last one are moved to the front)
+        self.buf, self.filled, self.p, self.eof = np.empty(0, dtype=np.uint8), 0, 0, False
+        self.base = 0
         self.walk = _Walk("", size, bounds)  # what pickle refuses: the scan gives up, unpickling refuses
         self.max_entries = bounds.entries if bounds is not None else None
         self.max_width = bounds.width if bounds is not None else UNBOUNDED_WIDTH
@@ -986,28 +992,64 @@ class _Scan:
         self.widest = 0  # the longest entry read
         self.float_rule = True  # a key with a fraction is no edge's: (-1, -1, -1), as convert_negatives' _keys
 
+    @property
+    def raw(self) -> np.ndarray:
+        """The stream's bytes read and kept, from position ``base``: a read-only view of the buffer (the kernels
+        are compiled for read-only bytes)."""
+        raw = self.buf[:self.filled]
+        raw.flags.writeable = False
+        return raw
+
     def more(self) -> None:
+        """The next block of the stream read after the bytes not read yet (moved to the front of the buffer)."""
         if self.eof:
             raise _Foreign  # truncated: unpickling says so
-        if len(self.raw) - self.p > self.entry_bytes:
+        left = self.filled - self.p
+        if left > self.entry_bytes:
             raise _Foreign  # an entry longer than the bounds allow: never gathered, unpickling refuses it
-        try:
-            block = self.stream.read(self.block_bytes)
-        except Exception as exc:  # a stream that fails to read: unpickling meets it again and reports it as always
-            raise _Foreign from exc
-        if self.read is not None:
-            self.read(len(block))
-        self.eof = not block
+        self.buf[:left] = self.buf[self.p:self.filled]  # numpy copies overlapping slices as if they did not overlap
         self.base += self.p
-        self.raw, self.p = self.raw[self.p:] + block, 0
+        self.filled, self.p = left, 0
+        added = 0
+        for piece in self.pieces():
+            self.put(piece)
+            added += len(piece)
+        if self.read is not None:
+            self.read(added)
+        self.eof = not added
         try:
-            self.walk.feed(np.frombuffer(self.raw, dtype=np.uint8), self.base, self.eof)
+            self.walk.feed(self.raw, self.base, self.eof)
         except GenerationError as exc:
             raise _Foreign from exc
 
+    def pieces(self) -> Iterator[bytes]:
+        """Up to a block of the stream (less only at its end), :data:`READ_BYTES` a call."""
+        added = 0
+        while added < self.block_bytes:
+            try:
+                piece = self.stream.read(min(READ_BYTES, self.block_bytes - added))
+            except Exception as exc:  # a stream that fails to read: unpickling meets it again and reports it
+                raise _Foreign from exc
+            if not piece:
+                return
+            added += len(piece)
+            yield piece
+
+    def put(self, piece: bytes) -> None:
+        """``piece`` after the bytes in the buffer; the buffer is made once, as large as a block and the longest
+        entry the bounds allow (the most kept from one block to the next), and grows only for a stream that
+        gives more than asked. Its pages are touched only as they fill."""
+        end = self.filled + len(piece)
+        if end > len(self.buf):
+            grown = np.empty(max(end, self.block_bytes + self.entry_bytes + 1), dtype=np.uint8)
+            grown[:self.filled] = self.buf[:self.filled]
+            self.buf = grown
+        self.buf[self.filled:end] = np.frombuffer(piece, dtype=np.uint8)
+        self.filled = end
+
     def header(self) -> int:
         """Past PROTO, the EMPTY_DICT and its memo entry; returns the memo count."""
-        while len(self.raw) < 32 and not self.eof:
+        while self.filled < 32 and not self.eof:
             self.more()
         raw = self.raw
         if len(raw) < 4 or raw[0] != _PROTO or raw[1] not in (4, 5):
@@ -1035,7 +1077,7 @@ class _Scan:
         keys, values, width = self.chunk(0)
         row = 0
         while True:
-            arguments = (np.frombuffer(self.raw, dtype=np.uint8), self.p, level, memo, self.refs, self.table(),
+            arguments = (self.raw, self.p, level, memo, self.refs, self.table(),
                          self.float_rule, keys, values, width, row, self.widest)
             announce_compile(_scan, arguments, "the reader of TGB's negatives pickles", "10 s")
             status, self.p, level, memo, row, wider, self.widest = _scan(*arguments)
@@ -1048,7 +1090,7 @@ class _Scan:
             elif status == _WIDER:
                 keys, values, width, row = self.wider(keys, values, width, row, wider)
             elif status == _SLOW:
-                read = _entry(self.raw, self.p, memo, self.known, self.entry_bytes)
+                read = _entry(self.raw.data, self.p, memo, self.known, self.entry_bytes)
                 if len(self.known) > KNOWN_OBJECTS:
                     raise _Foreign
                 if read is None:
@@ -1080,17 +1122,14 @@ class _Scan:
         as pickle does; gives up if the walk did not find STOP where the scan did."""
         if not self.walk.stopped or int(self.walk.w[_W_STOP]) != stop:
             raise _Foreign
-        total = self.base + len(self.raw)
-        self.raw, self.p, self.base = b"", 0, total
+        total = self.base + self.filled
+        self.buf, self.filled, self.p, self.base = np.empty(0, dtype=np.uint8), 0, 0, total
         while not self.eof:
-            try:
-                block = self.stream.read(self.block_bytes)
-            except Exception as exc:  # unpickling meets it again and reports it
-                raise _Foreign from exc
+            added = sum(len(piece) for piece in self.pieces())
             if self.read is not None:
-                self.read(len(block))
-            self.eof = not block
-            total += len(block)
+                self.read(added)
+            self.eof = not added
+            total += added
         try:
             self.walk.finish(total)
         except GenerationError as exc:
@@ -1100,7 +1139,7 @@ class _Scan:
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         """A full chunk kept and a new one begun (as wide as the last)."""
         self.kept(keys, values, width, row)
-        keys, values, width = self.chunk(values.shape[1])
+        keys, values, width = self.chunk(values.shape[1], (keys, values, width))
         return keys, values, width, 0
 
     def kept(self, keys: np.ndarray, values: np.ndarray, width: np.ndarray, row: int) -> None:
@@ -1113,15 +1152,19 @@ class _Scan:
         else:
             self.sink(keys[:row], values[:row], width[:row])
 
-    def chunk(self, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def chunk(self, q: int, spent: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """An empty chunk ``q`` wide, of as many rows as all chunks so far (from :data:`FIRST_CHUNK_ROWS` to
         :data:`CHUNK_ROWS`), never more than one past the entries the bounds allow (that one tells the bound
-        was passed)."""
+        was passed). Given a sink, the chunk just handed to it (``spent``) is reused where it has that shape: a
+        sink copies what it keeps, and every row is written whole before it is handed over."""
         rows = min(self.chunk_rows, max(FIRST_CHUNK_ROWS, self.rows))
         if self.sink is not None:
             rows = min(rows, max(1, SINK_CHUNK_BYTES // (4 * max(q, 1))))
         if self.max_entries is not None:
             rows = max(1, min(rows, self.max_entries + 1 - self.rows))
+        if self.sink is not None and spent is not None and spent[1].shape == (rows, q):
+            return spent
         return (np.empty((rows, 3), dtype=np.int64), np.empty((rows, q), dtype=np.int32),
                 np.empty(rows, dtype=np.int64))
 

@@ -40,7 +40,7 @@ from .release import Release
 
 #: bytes of values one block of edges gathers (its keys' values and its rows of the matrix): fewer edges a block
 #: for wide entries
-GATHER_BYTES = 32 << 20
+GATHER_BYTES = 8 << 20
 #: the fewest and the most edges a block holds (a run of equal times longer than that is held whole)
 MIN_BLOCK_ROWS, MAX_BLOCK_ROWS = 1 << 10, 1 << 18
 #: the most entries a block's keys may hold besides one per distinct edge (keys the pickle holds twice: a dict's

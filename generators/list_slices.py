@@ -46,7 +46,7 @@ PAGE_BYTES = 1 << 20
 DICTIONARY_BYTES = 1 << 20
 #: values per slice (at least): large enough that a slice's overhead is negligible, small enough that its levels
 #: are a few MB
-SLICE_VALUES = 1 << 20
+SLICE_VALUES = 1 << 18
 #: the widest range of values whose distinct count the simulation tracks (a byte each); wider columns go whole
 MOST_SPAN = 1 << 26
 #: the pyarrow that placed its checks as above (checked by tests/test_list_slices.py); any other writes whole

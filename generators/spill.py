@@ -81,10 +81,18 @@ Column = np.ndarray | DiskColumn
 
 
 def blocks(column: Column, rows: int | None = None) -> Iterator[np.ndarray]:
-    """The column's rows in order, ``rows`` (default :data:`READ_ROWS`) at a time, each block in memory."""
-    step = rows or READ_ROWS
+    """The column's rows in order, ``rows`` at a time, each block in memory; by default :data:`READ_ROWS`, fewer for
+    rows wider than 8 bytes (a matrix), so that a block holds at most ``READ_ROWS`` int64s' worth."""
+    step = rows or _default_rows(column)
     for first in range(0, len(column), step):
         yield np.asarray(column[first:first + step])
+
+
+def _default_rows(column: Column) -> int:
+    """:data:`READ_ROWS`, scaled down for a column whose rows are wider than one int64 (read as stored, the wider)."""
+    values = int(np.prod(column.shape[1:], dtype=np.int64))
+    itemsize = max(column.dtype.itemsize, column.stored.itemsize if isinstance(column, DiskColumn) else 0)
+    return max(1, min(READ_ROWS, READ_ROWS * 8 // max(1, values * itemsize)))
 
 
 class ColumnWriter:

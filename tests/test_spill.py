@@ -95,3 +95,18 @@ def test_reading_a_large_column_does_not_grow_the_resident_set(tmp_path: Path) -
     total = sum(int(block.sum()) for block in blocks(column, 1 << 17))
     assert total == 1 << 25
     assert resident() - before < 64 << 20
+
+
+def test_default_blocks_hold_at_most_read_rows_int64s_worth(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A matrix's blocks are fewer rows (a block of a 20-wide int32 matrix reads 8/80 of the rows), a narrow
+    column's are READ_ROWS rows, and a spilled column is sized by what its file stores; every row comes back once."""
+    from generators import spill
+
+    monkeypatch.setattr(spill, "READ_ROWS", 100)
+    matrix = np.arange(1000 * 20, dtype=np.int32).reshape(1000, 20)
+    assert [len(block) for block in blocks(matrix)][:2] == [10, 10]
+    assert np.array_equal(np.concatenate(list(blocks(matrix))), matrix)
+    assert {len(block) for block in blocks(np.arange(250, dtype=np.int8))} == {100, 50}
+    stored = spilled(np.arange(300, dtype=np.int64).reshape(150, 2), tmp_path, "wide").astype(np.int32)
+    assert [len(block) for block in blocks(stored)][:2] == [50, 50]
+    assert np.array_equal(np.concatenate(list(blocks(stored))), np.arange(300).reshape(150, 2))

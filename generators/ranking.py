@@ -22,7 +22,7 @@ from tgbhub.memory import give_back_memory
 from . import list_slices
 from .edges import TemporalEdges
 from .negatives import History, hist_rnd, stream_key
-from .spill import Column
+from .spill import Column, MappedReads
 
 #: negatives per query of the ranking task: 20 (TGB's THG q), enough for Hits@10 to mean something on 100 nodes
 RANKING_Q = 20
@@ -156,14 +156,15 @@ def _write_negative_groups(columns: Mapping[str, Column], path: str | os.PathLik
     with pq.ParquetWriter(path, schema, compression="zstd", write_statistics=True) as writer:
         for group, start in enumerate(range(0, max(rows, 1), NEGATIVES_ROW_GROUP)):  # an empty file: one empty group
             stop = start + NEGATIVES_ROW_GROUP
-            matrix = np.ascontiguousarray(columns["negatives"][start:stop], dtype=np.int32)
-            ends.append(np.array([len(matrix)]) if group in whole else list_slices.plan(matrix))
-            lists = list_slices.sliced(matrix, ends[-1])
-            arrays = [pa.array(np.asarray(columns[name][start:stop])) for name in ("t", "src", "dst")]
-            table = pa.Table.from_arrays([*arrays, lists, pa.array(np.asarray(columns["count"][start:stop]))],
-                                         schema=schema)
-            writer.write_table(table, row_group_size=NEGATIVES_ROW_GROUP)
-            del matrix, lists, arrays, table
+            # spilled rows are handed to Arrow as mappings whose pages are dropped behind it, not read into memory
+            with MappedReads() as reads:
+                matrix = np.ascontiguousarray(reads.rows(columns["negatives"], start, stop), dtype=np.int32)
+                ends.append(np.array([len(matrix)]) if group in whole else list_slices.plan(matrix))
+                lists = list_slices.sliced(matrix, ends[-1])
+                arrays = [pa.array(reads.rows(columns[name], start, stop)) for name in ("t", "src", "dst", "count")]
+                table = pa.Table.from_arrays([*arrays[:3], lists, arrays[3]], schema=schema)
+                writer.write_table(table, row_group_size=NEGATIVES_ROW_GROUP)
+                del matrix, lists, arrays, table
             give_back_memory()  # else each row group's transient blocks stay resident beside the next one's
     return ends
 

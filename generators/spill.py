@@ -3,7 +3,9 @@
 A :class:`DiskColumn` is a column (``[n]``) or a matrix (``[n, d]``) in a raw file, C order, native byte order,
 read a slice of rows at a time with plain file reads. Plain reads and not ``mmap`` on purpose: the pages of a mapped
 file a process has touched count in its resident set until unmapped, so sweeping a mapped 4 GB column would grow
-the import's peak memory by 4 GB, while read pages stay in the kernel's page cache, which the system reclaims.
+the import's peak memory by 4 GB, while read pages stay in the kernel's page cache, which the system reclaims. The
+one use of mappings, :class:`MappedReads`, is for rows a reader must be given whole (a Parquet row group handed to
+Arrow zero-copy): a thread drops their resident pages behind it, so only what it touched last is resident.
 
 A :class:`ColumnWriter` appends blocks of rows and gives the finished column. Code that reads columns a slice at a
 time (``column[start:stop]``, ``len``, ``dtype``, ``shape``, ``ndim``) takes an ``np.ndarray`` or a
@@ -12,10 +14,13 @@ time (``column[start:stop]``, ``len``, ``dtype``, ``shape``, ``ndim``) takes an 
 
 from __future__ import annotations
 
+import mmap
 import os
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import TracebackType
 from typing import cast
 
 import numpy as np
@@ -162,6 +167,67 @@ class ColumnSink:
             writer.close()
             os.unlink(writer.path)
         self._writers, self._pieces = {}, {}
+
+
+#: seconds between two drops of the resident pages of :class:`MappedReads`' mappings
+DROP_SECONDS = 0.01
+
+
+class MappedReads:
+    """Rows of spilled columns read through read-only file mappings whose resident pages a thread drops every
+    :data:`DROP_SECONDS` while the context is open.
+
+    For a reader that sweeps rows it must be given whole (Arrow's Parquet writer, handed a row group zero-copy):
+    of the rows, only what it touched in the last few milliseconds is resident, not all of them. A dropped page that
+    is read again is mapped again from the page cache (the file's, which nothing changes while it is read: the same
+    bytes). Where pages cannot be dropped (no ``madvise``), or the rows are in memory or read as another dtype than
+    stored, :meth:`rows` reads them as ``column[start:stop]`` does. The arrays :meth:`rows` gives must be released
+    before the context closes; a mapping still in use then is unmapped when its last array is.
+    """
+
+    def __init__(self) -> None:
+        self._maps: list[mmap.mmap] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._drop, name="spill-page-drop", daemon=True)
+
+    def __enter__(self) -> MappedReads:
+        self._thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self._stop.set()
+        self._thread.join()
+        for mapping in self._maps:
+            try:
+                mapping.close()
+            except BufferError:  # an array over it is still alive: unmapped with the array
+                pass
+        self._maps.clear()
+
+    def rows(self, column: Column, start: int, stop: int) -> np.ndarray:
+        """Rows ``start:stop`` of ``column`` (read-only when mapped)."""
+        start, stop = max(0, start), min(len(column), stop)
+        if (not isinstance(column, DiskColumn) or column.stored != column.dtype or stop <= start
+                or not column.row_bytes or not hasattr(mmap, "MADV_DONTNEED")):
+            return np.asarray(column[start:stop])
+        first = (column.start + start) * column.row_bytes
+        aligned = first - first % mmap.ALLOCATIONGRANULARITY
+        size = (stop - start) * column.row_bytes
+        with open(column.path, "rb") as handle:
+            mapping = mmap.mmap(handle.fileno(), first - aligned + size, access=mmap.ACCESS_READ, offset=aligned)
+        self._maps.append(mapping)
+        values = np.frombuffer(mapping, dtype=column.dtype, count=size // column.dtype.itemsize,
+                               offset=first - aligned)
+        return values.reshape(stop - start, *column.tail)
+
+    def _drop(self) -> None:
+        while not self._stop.wait(DROP_SECONDS):
+            for mapping in list(self._maps):
+                try:
+                    mapping.madvise(mmap.MADV_DONTNEED)
+                except ValueError:  # closed meanwhile
+                    pass
 
 
 def new_file(folder: Path, what: str) -> Path:

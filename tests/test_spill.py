@@ -4,12 +4,14 @@ column never maps it, so the reader's resident memory does not grow with the fil
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from generators.spill import ColumnSink, ColumnWriter, DiskColumn, blocks, in_memory, remove, rewrite, spilled
+from generators.spill import (ColumnSink, ColumnWriter, DiskColumn, MappedReads, blocks, in_memory, remove, rewrite,
+                              spilled)
 
 
 def _written(folder: Path, blocks: list[np.ndarray], name: str = "c") -> DiskColumn:
@@ -110,3 +112,41 @@ def test_default_blocks_hold_at_most_read_rows_int64s_worth(tmp_path: Path, monk
     stored = spilled(np.arange(300, dtype=np.int64).reshape(150, 2), tmp_path, "wide").astype(np.int32)
     assert [len(block) for block in blocks(stored)][:2] == [50, 50]
     assert np.array_equal(np.concatenate(list(blocks(stored))), np.arange(300).reshape(150, 2))
+
+
+def _resident() -> int:
+    status = Path("/proc/self/status").read_text().splitlines()
+    return int(next(line for line in status if line.startswith("VmRSS:")).split()[1]) * 1024
+
+
+def test_mapped_reads_give_the_rows_of_a_slice(tmp_path: Path) -> None:
+    """Mapped (any offset, so not page-aligned), read plainly when the column is cast or in memory: the same rows."""
+    matrix = np.arange(5000 * 3, dtype=np.int32).reshape(5000, 3)
+    column = spilled(matrix, tmp_path, "m")
+    cast_column = spilled(np.arange(5000, dtype=np.int64), tmp_path, "c").astype(np.int32)
+    with MappedReads() as reads:
+        mapped = reads.rows(column, 1234, 4321)
+        assert not mapped.flags.writeable  # a view of the file, not a copy
+        assert np.array_equal(mapped, matrix[1234:4321])
+        assert np.array_equal(reads.rows(column.view(7, 5000), 0, 3), matrix[7:10])
+        assert np.array_equal(reads.rows(cast_column, 10, 20), np.arange(10, 20))
+        assert np.array_equal(reads.rows(matrix, 4990, 6000), matrix[4990:])
+        assert reads.rows(column, 3, 3).shape == (0, 3)
+        kept = mapped  # still alive when the context closes: unmapped later, with it
+    assert np.array_equal(kept[:2], matrix[1234:1236])
+
+
+def test_mapped_reads_keep_only_recent_pages_resident(tmp_path: Path) -> None:
+    """Sweeping a 256 MiB mapped column inside the context: the pages behind the sweep are dropped, so the
+    resident set stays far below the column (a mapping left alone would hold every page it touched)."""
+    column = _written(tmp_path, [np.ones(1 << 17, dtype=np.int64)] * 256)
+    before, highest, total = _resident(), 0, 0
+    with MappedReads() as reads:
+        rows = reads.rows(column, 0, len(column))
+        for first in range(0, len(rows), 1 << 17):
+            total += int(rows[first:first + (1 << 17)].sum())
+            highest = max(highest, _resident() - before)
+            time.sleep(0.001)
+        del rows
+    assert total == 1 << 25
+    assert highest < 96 << 20

@@ -191,13 +191,13 @@ class MappedReads:
         self._thread = threading.Thread(target=self._drop, name="spill-page-drop", daemon=True)
 
     def __enter__(self) -> MappedReads:
-        self._thread.start()
-        return self
+        return self  # the thread starts with the first mapping: rows in memory need none
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
         self._stop.set()
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()
         for mapping in self._maps:
             try:
                 mapping.close()
@@ -217,6 +217,8 @@ class MappedReads:
         with open(column.path, "rb") as handle:
             mapping = mmap.mmap(handle.fileno(), first - aligned + size, access=mmap.ACCESS_READ, offset=aligned)
         self._maps.append(mapping)
+        if not self._thread.is_alive():
+            self._thread.start()
         values = np.frombuffer(mapping, dtype=column.dtype, count=size // column.dtype.itemsize,
                                offset=first - aligned)
         return values.reshape(stop - start, *column.tail)
